@@ -1,0 +1,143 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// Config holds the venom.checkpoints.* keys with RFC 11.5 defaults.
+// Sizes are bytes; durations are time.Duration.
+type Config struct {
+	Enabled       bool
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+	Keep          int
+	KeepFor       time.Duration
+	KeepSafety    time.Duration
+	Timeout       time.Duration
+	RollbackNote  string
+}
+
+// DefaultRollbackNote is RFC 11.5's checkpoints.rollback_note.
+const DefaultRollbackNote = "Note: the files were rolled back to their state {when}. Changes made after that point are gone, and what you remember of them may no longer be true. Read the files before you rely on them."
+
+// Defaults returns RFC 11.5's defaults.
+func Defaults() Config {
+	return Config{
+		Enabled:       true,
+		MaxFileBytes:  52428800,
+		MaxTotalBytes: 536870912,
+		Keep:          100,
+		KeepFor:       14 * 24 * time.Hour,
+		KeepSafety:    30 * 24 * time.Hour,
+		Timeout:       30 * time.Second,
+		RollbackNote:  DefaultRollbackNote,
+	}
+}
+
+// LoadConfig reads every venom.* key with one `git config -z --get-regexp`
+// call, so `git -c venom.checkpoints.x=y venom-…` works like any git config.
+// A value that does not parse is invalid_params.config (exit 2).
+func LoadConfig(ctx context.Context, r *plumbing.Repo) (Config, error) {
+	c := Defaults()
+	out, err := r.Run(ctx, plumbing.Options{}, "config", "-z", "--get-regexp", `^venom\.`)
+	if err != nil && !plumbing.IsExit(err, 1) { // 1: no key matched
+		return c, fmt.Errorf("reading venom.* config: %w", err)
+	}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		k, v, _ := strings.Cut(string(rec), "\n")
+		if err := c.set(k, v); err != nil {
+			return c, rfcerr.Wrap("invalid_params.config", err, map[string]any{"key": k, "value": v}, "bad value for %s", k)
+		}
+	}
+	return c, nil
+}
+
+func (c *Config) set(key, v string) error {
+	var err error
+	switch strings.ToLower(key) {
+	case "venom.checkpoints.enabled":
+		c.Enabled, err = parseBool(v)
+	case "venom.checkpoints.maxfilebytes":
+		c.MaxFileBytes, err = ParseSize(v)
+	case "venom.checkpoints.maxtotalbytes":
+		c.MaxTotalBytes, err = ParseSize(v)
+	case "venom.checkpoints.keep":
+		var n int64
+		n, err = ParseSize(v)
+		c.Keep = int(n)
+	case "venom.checkpoints.keepfor":
+		c.KeepFor, err = ParseDuration(v)
+	case "venom.checkpoints.keepsafety":
+		c.KeepSafety, err = ParseDuration(v)
+	case "venom.checkpoints.timeout":
+		c.Timeout, err = ParseDuration(v)
+	case "venom.checkpoints.rollbacknote":
+		c.RollbackNote = v
+	}
+	return err
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "", "true", "yes", "on", "1":
+		return true, nil
+	case "false", "no", "off", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean", v)
+}
+
+// ParseSize reads a byte count as git does: a whole number with an optional
+// k, m or g suffix (powers of 1024).
+func ParseSize(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mul := int64(1)
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mul, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "m"):
+		mul, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "g"):
+		mul, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size (a whole number with an optional k, m or g)", v)
+	}
+	return n * mul, nil
+}
+
+// ParseDuration reads RFC 11.5 durations: a whole number with s, m, h or d
+// ("30s", "14d"); a bare number is seconds.
+func ParseDuration(v string) (time.Duration, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	unit := time.Second
+	switch {
+	case strings.HasSuffix(s, "ms"):
+		unit, s = time.Millisecond, s[:len(s)-2]
+	case strings.HasSuffix(s, "s"):
+		s = s[:len(s)-1]
+	case strings.HasSuffix(s, "m"):
+		unit, s = time.Minute, s[:len(s)-1]
+	case strings.HasSuffix(s, "h"):
+		unit, s = time.Hour, s[:len(s)-1]
+	case strings.HasSuffix(s, "d"):
+		unit, s = 24*time.Hour, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a duration (a whole number with s, m, h or d)", v)
+	}
+	return time.Duration(n) * unit, nil
+}

@@ -1,0 +1,128 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// FileDiff is one member of agent.checkpoint_diff's files[] (RFC 11.1):
+// Change is create, modify or delete; Added and Removed count lines (0 for
+// binary files, where Binary is true).
+type FileDiff struct {
+	Repo    string `json:"repo"`
+	Path    string `json:"path"`
+	Change  string `json:"change"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Binary  bool   `json:"binary"`
+}
+
+// Patch is agent.checkpoint_diff's patch: the text of the diff of one path,
+// cut at PatchMax bytes (Truncated), and its full size in Bytes.
+type Patch struct {
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated"`
+	Bytes     int    `json:"bytes"`
+}
+
+// Diff is agent.checkpoint_diff's result.
+type Diff struct {
+	From  string     `json:"from"`
+	To    string     `json:"to"`
+	Files []FileDiff `json:"files"`
+	Patch *Patch     `json:"patch,omitempty"`
+}
+
+// PatchMax bounds a patch's text (RFC 11.1 harness.body_max), in bytes.
+const PatchMax = 256 << 10
+
+// ChangeName maps a diff-tree status letter to RFC 11.1's change words.
+func ChangeName(status byte) string {
+	switch status {
+	case 'A':
+		return "create"
+	case 'D':
+		return "delete"
+	}
+	return "modify"
+}
+
+// CurrentTree captures the current files without making a ref or a log
+// record (RFC 7.2's S), for diffs and plans.
+func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
+	snap, err := t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
+	if err != nil {
+		return nil, classify(t, err)
+	}
+	return snap, nil
+}
+
+// TreeDiff lists the files that differ between two trees (or commits),
+// with line counts: two diff-tree calls, raw and numstat, both -z.
+func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error) {
+	raw, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--raw", from, to)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
+	}
+	changes, err := plumbing.ParseDiffTreeRaw(raw)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading diff-tree")
+	}
+	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
+	}
+	counts := map[string][2]int{}
+	bin := map[string]bool{}
+	for _, rec := range bytes.Split(num, []byte{0}) {
+		f := bytes.SplitN(rec, []byte{'\t'}, 3)
+		if len(f) != 3 {
+			continue
+		}
+		p := string(f[2])
+		if string(f[0]) == "-" {
+			bin[p] = true
+			continue
+		}
+		a, _ := strconv.Atoi(string(f[0]))
+		d, _ := strconv.Atoi(string(f[1]))
+		counts[p] = [2]int{a, d}
+	}
+	files := make([]FileDiff, 0, len(changes))
+	for _, c := range changes {
+		n := counts[c.Path]
+		files = append(files, FileDiff{Repo: ".", Path: c.Path, Change: ChangeName(c.Status), Added: n[0], Removed: n[1], Binary: bin[c.Path]})
+	}
+	return files, nil
+}
+
+// PathPatch is the patch text of one path between two trees, cut at
+// PatchMax.
+func (t *Tree) PathPatch(ctx context.Context, from, to, path string) (*Patch, error) {
+	out, err := t.Repo.Run(ctx, plumbing.Options{}, "diff", "--no-ext-diff", "--no-color", "--no-renames", from, to, "--", plumbing.Literal(path))
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff"}, "making the patch")
+	}
+	p := &Patch{Bytes: len(out)}
+	if len(out) > PatchMax {
+		out, p.Truncated = out[:PatchMax], true
+	}
+	p.Text = string(out)
+	return p, nil
+}
+
+// Previous is the checkpoint before s in the same tree, or nil.
+func Previous(a *journal.Agent, s *journal.Saved) *journal.Saved {
+	for i := len(a.Checkpoints) - 1; i >= 0; i-- {
+		c := a.Checkpoints[i]
+		if c.N < s.N && !c.Pruned && len(c.Rec.Repos) > 0 && len(s.Rec.Repos) > 0 && c.Rec.Repos[0].Path == s.Rec.Repos[0].Path {
+			return c
+		}
+	}
+	return nil
+}

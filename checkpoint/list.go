@@ -1,0 +1,192 @@
+package checkpoint
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// ResolveAgent picks the agent a command acts on (DESIGN.md section 1):
+// the flag, else $GIT_VENOM_AGENT, else the only agent with checkpoints in
+// this tree, else "default". Several candidates are invalid_params.agent,
+// listing them.
+func (t *Tree) ResolveAgent(flag string, st *journal.State) (string, error) {
+	id := flag
+	if id == "" {
+		id = os.Getenv("GIT_VENOM_AGENT")
+	}
+	if id == "" && st != nil {
+		ids := st.AgentIDs(t.Path())
+		switch len(ids) {
+		case 0:
+		case 1:
+			id = ids[0]
+		default:
+			return "", rfcerr.New("invalid_params.agent", map[string]any{"candidates": ids},
+				"several agents have checkpoints in this tree: %s", strings.Join(ids, ", ")).
+				WithHint("say which with --agent or GIT_VENOM_AGENT")
+		}
+	}
+	if id == "" {
+		id = "default"
+	}
+	if err := refs.ValidAgent(id); err != nil {
+		return "", rfcerr.Wrap("invalid_params.agent", err, map[string]any{"agent": id}, "bad agent id")
+	}
+	return id, nil
+}
+
+// Item is one entry of agent.checkpoints (RFC 11.1): the record of RFC 4.2
+// without type and agent, plus conversation and label. Missing is the
+// toolkit's addition: the checkpoint's ref is gone or moved, so a plan or
+// rollback to it is not_found.checkpoint.
+type Item struct {
+	Checkpoint   string              `json:"checkpoint"`
+	Reason       string              `json:"reason"`
+	Turn         *string             `json:"turn"`
+	ThroughTurn  *string             `json:"through_turn"`
+	At           string              `json:"at"`
+	MidTurn      bool                `json:"mid_turn"`
+	Overlap      bool                `json:"overlap"`
+	Conversation bool                `json:"conversation"`
+	Label        string              `json:"label,omitempty"`
+	Missing      bool                `json:"missing,omitempty"`
+	Repos        []journal.RepoState `json:"repos"`
+}
+
+// Listing is agent.checkpoints' result (RFC 11.1).
+type Listing struct {
+	Agent       string `json:"agent"`
+	Pending     bool   `json:"pending"`
+	Checkpoints []Item `json:"checkpoints"`
+}
+
+// ListOptions filters a listing: Turn keeps checkpoints of that turn,
+// Before those older than that checkpoint id, Limit caps the count
+// (default 50, as RFC 11.1).
+type ListOptions struct {
+	Turn   string
+	Before string
+	Limit  int
+}
+
+// List implements agent.checkpoints (RFC 11.1): the agent's checkpoints,
+// newest first, from the log, with a ref check for each.
+func (t *Tree) List(ctx context.Context, st *journal.State, agent string, o ListOptions) (*Listing, error) {
+	out := &Listing{Agent: agent, Pending: t.Pending(agent), Checkpoints: []Item{}}
+	a := st.Agents[agent]
+	if a == nil {
+		return out, nil
+	}
+	before := 0
+	if o.Before != "" {
+		n, err := refs.ParseID(o.Before)
+		if err != nil {
+			return nil, rfcerr.Wrap("invalid_params.checkpoint", err, nil, "bad --before")
+		}
+		before = n
+	}
+	if o.Limit <= 0 {
+		o.Limit = 50
+	}
+	have, err := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(agent))
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "for-each-ref"}, "reading checkpoint refs")
+	}
+	for i := len(a.Checkpoints) - 1; i >= 0 && len(out.Checkpoints) < o.Limit; i-- {
+		s := a.Checkpoints[i]
+		if s.Pruned || (before > 0 && s.N >= before) {
+			continue
+		}
+		if o.Turn != "" && (s.Rec.Turn == nil || *s.Rec.Turn != o.Turn) {
+			continue
+		}
+		out.Checkpoints = append(out.Checkpoints, t.item(a, s, have))
+	}
+	return out, nil
+}
+
+func (t *Tree) item(a *journal.Agent, s *journal.Saved, have map[string]plumbing.OID) Item {
+	it := Item{Checkpoint: s.ID(), Reason: s.Rec.Reason, Turn: s.Rec.Turn, ThroughTurn: s.Rec.ThroughTurn,
+		At: s.Rec.At, MidTurn: s.Rec.MidTurn, Overlap: s.Rec.Overlap, Label: s.Label, Repos: s.Rec.Repos,
+		Conversation: Conversation(a, s)}
+	for _, r := range s.Rec.Repos {
+		if string(have[refs.Checkpoint(a.ID, s.N)]) != r.Commit {
+			it.Missing = true
+		}
+	}
+	return it
+}
+
+// Conversation is RFC 8's conversation member: whether going back to s can
+// bring the conversation back with the files. A mid-turn, overlapping or
+// fork checkpoint cannot; otherwise it can when no rewind is needed (its
+// through_turn is the agent's latest ended turn, or before the first turn),
+// or when its turn has the harness ids a rewind needs.
+func Conversation(a *journal.Agent, s *journal.Saved) bool {
+	if s.Rec.MidTurn || s.Rec.Overlap || s.Rec.Reason == ReasonFork {
+		return false
+	}
+	if s.Rec.ThroughTurn == nil {
+		return true
+	}
+	last := a.LastEnded()
+	if last != nil && last.ID() == *s.Rec.ThroughTurn {
+		return true
+	}
+	for _, tt := range a.Turns {
+		if tt.ID() == *s.Rec.ThroughTurn {
+			return tt.HarnessEnd != "" || tt.HarnessTurn != ""
+		}
+	}
+	return false
+}
+
+// Find returns the agent's checkpoint id, checked against its ref and this
+// tree (RFC 7.1 item 1): never logged, pruned, its ref gone or moved, or
+// taken in another tree are all not_found.checkpoint.
+func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*journal.Saved, error) {
+	data := map[string]any{"checkpoint": id}
+	if _, err := refs.ParseID(id); err != nil {
+		return nil, rfcerr.Wrap("invalid_params.checkpoint", err, data, "bad checkpoint id")
+	}
+	a := st.Agents[agent]
+	var s *journal.Saved
+	if a != nil {
+		s = a.Checkpoint(id)
+	}
+	if s == nil || s.Pruned {
+		return nil, rfcerr.New("not_found.checkpoint", data, "agent %s has no checkpoint %s", agent, id).
+			WithHint("`git venom-checkpoint list --agent %s` lists them", agent)
+	}
+	if len(s.Rec.Repos) == 0 {
+		return nil, rfcerr.New("not_found.checkpoint", data, "checkpoint %s of %s names no tree", id, agent)
+	}
+	r := s.Rec.Repos[0]
+	if r.Path != t.Path() {
+		data["repo"] = "."
+		data["tree"] = r.Path
+		return nil, rfcerr.New("not_found.checkpoint", data,
+			"checkpoint %s of %s was taken in %s, not in this tree (%s)", id, agent, r.Path, t.Path()).
+			WithHint("run the command from %s", r.Path)
+	}
+	v, err := t.Repo.RefValue(ctx, refs.Checkpoint(agent, s.N))
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", refs.Checkpoint(agent, s.N))
+	}
+	if string(v) != r.Commit {
+		data["repo"] = "."
+		what := "is gone"
+		if v != "" {
+			what = "has moved to " + string(v)
+		}
+		return nil, rfcerr.New("not_found.checkpoint", data,
+			"checkpoint %s of %s: its ref %s %s (the log says %s)", id, agent, refs.Checkpoint(agent, s.N), what, r.Commit)
+	}
+	return s, nil
+}

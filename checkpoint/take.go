@@ -1,0 +1,343 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/venom-org/git-venom/internal/failpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// Reasons a capture may give (RFC 3). The last two are a rollback's own.
+const (
+	ReasonTurnStart   = "turn_start"
+	ReasonTurnEnd     = "turn_end"
+	ReasonManual      = "manual"
+	ReasonTakeover    = "takeover"
+	ReasonTakeback    = "takeback"
+	ReasonFork        = "fork"
+	ReasonPreRollback = "pre_rollback"
+	ReasonRollback    = "rollback"
+)
+
+// UserReasons are the reasons `git venom-checkpoint --reason` accepts.
+var UserReasons = []string{ReasonTurnStart, ReasonTurnEnd, ReasonManual, ReasonTakeover, ReasonTakeback}
+
+// dedups reports whether a capture with reason may reuse the latest
+// checkpoint (RFC 3.2: never pre_rollback's successor, never fork).
+func dedups(reason string) bool {
+	switch reason {
+	case ReasonPreRollback, ReasonRollback, ReasonFork:
+		return false
+	}
+	return true
+}
+
+// Isolation values (RFC 6, DESIGN.md section 5).
+const (
+	IsolationInPlace  = "in_place"
+	IsolationWorktree = "worktree"
+	IsolationCopy     = "copy"
+)
+
+// Harness carries the ids a harness gave for a turn (issue: turns).
+type Harness struct {
+	Name    string
+	Session string
+	Turn    string
+	End     string
+}
+
+// TakeOptions says what capture to make. Agent must be valid (refs).
+// ThroughTurn, when set, overrides RFC 3.3's rule (a rollback checkpoint
+// records its target's through_turn). Locked means the caller already holds
+// the agent and tree locks (a rollback's own captures).
+type TakeOptions struct {
+	Agent       string
+	Reason      string
+	Label       string
+	Isolation   string
+	Harness     Harness
+	ThroughTurn **string
+	Locked      bool
+}
+
+// Result is what Take made or reused: the checkpoint record (RFC 4.2) and
+// whether it was reused (RFC 3.2).
+type Result struct {
+	Checkpoint journal.Checkpoint
+	Reused     bool
+}
+
+// Take implements RFC 3 and 4.1 for this tree: it captures the whole
+// working tree into a new commit under refs/venom/checkpoints/<agent>/<n>,
+// or reuses the agent's latest checkpoint when tree and HEAD are unchanged,
+// and logs the result with the turn records its reason implies. It changes
+// nothing the user can see (invariant 1). It is bounded by
+// venom.checkpoints.timeout, lock wait included. A failure is logged as
+// checkpoint.failed and returned with its RFC code: timeout.checkpoint,
+// failed.checkpoint_too_large or failed.checkpoint_git.
+func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
+	if err := refs.ValidAgent(o.Agent); err != nil {
+		return nil, rfcerr.Wrap("invalid_params.agent", err, map[string]any{"agent": o.Agent}, "bad --agent")
+	}
+	if t.Config.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.Config.Timeout)
+		defer cancel()
+	}
+	if !o.Locked {
+		al, err := journal.WaitLock(ctx, t.Log.LockPath(AgentLock(o.Agent)), true)
+		if err != nil {
+			return nil, t.fail(o, nil, nil, err)
+		}
+		defer al.Unlock()
+		tl, err := journal.WaitLock(ctx, t.Log.LockPath(TreeLock(t.Path())), false)
+		if err != nil {
+			return nil, t.fail(o, nil, nil, err)
+		}
+		defer tl.Unlock()
+	}
+	t.Repo.CleanTmp()
+	st, err := t.Log.Load()
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	a := st.Agents[o.Agent]
+	if a == nil {
+		a = &journal.Agent{ID: o.Agent}
+	}
+	pre, post, turn, through := t.turnRecords(a, o)
+	if o.ThroughTurn != nil {
+		through = *o.ThroughTurn
+	}
+	if _, ok := a.Trees[t.Path()]; !ok {
+		iso := o.Isolation
+		if iso == "" {
+			iso = IsolationWorktree
+			if t.Main() {
+				iso = IsolationInPlace
+			}
+		}
+		pre = append([]journal.Entry{{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: o.Agent, Path: t.Path(), Isolation: iso}}}, pre...)
+	}
+
+	snap, err := t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
+	if err != nil {
+		return nil, t.fail(o, pre, post, err)
+	}
+	at := journal.Timestamp(journal.Now())
+
+	if latest := a.Latest(); latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, snap) {
+		rec := journal.Reused{Agent: o.Agent, Checkpoint: latest.ID(), Reason: o.Reason, Turn: turn,
+			ThroughTurn: through, At: at, Label: o.Label, Path: t.Path()}
+		setCheckpoint(post, latest.ID())
+		entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointReused, Body: rec}), post...)
+		if _, err := t.Log.Append(entries...); err != nil {
+			return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the capture")
+		}
+		out := latest.Rec
+		if o.Label != "" {
+			out.Label = o.Label
+		} else {
+			out.Label = latest.Label
+		}
+		return &Result{Checkpoint: out, Reused: true}, nil
+	}
+
+	n := a.MaxN + 1
+	rec := journal.Checkpoint{Agent: o.Agent, Reason: o.Reason, Turn: turn, ThroughTurn: through, At: at,
+		MidTurn: turn != nil && o.Reason != ReasonTurnStart && o.Reason != ReasonTurnEnd,
+		Label:   o.Label}
+	var head *string
+	if snap.Head != "" {
+		h := string(snap.Head)
+		head = &h
+	}
+	repo := journal.RepoState{Repo: ".", Path: t.Path(), Tree: string(snap.Tree), Head: head, Branch: snap.Branch,
+		Skipped: nonNil(snap.Skipped), Submodules: nonNilSub(snap.Submodules)}
+	for tries := 0; ; tries++ {
+		rec.Checkpoint = refs.ID(n)
+		commit, err := t.Repo.CommitTree(ctx, snap.Tree, snap.Head, commitMessage(rec))
+		if err != nil {
+			return nil, t.fail(o, pre, post, err)
+		}
+		failpoint.Hit("capture.commit-made")
+		err = t.Repo.CreateRef(ctx, refs.Checkpoint(o.Agent, n), commit, "venom checkpoint "+o.Agent+"/"+rec.Checkpoint)
+		if err == nil {
+			repo.Commit = string(commit)
+			break
+		}
+		// The ref exists: a log that no longer names it (deleted, or a crash
+		// between ref and record) used this id. Never overwrite it; take the
+		// next free n (RFC 4.2).
+		if v, verr := t.Repo.RefValue(ctx, refs.Checkpoint(o.Agent, n)); verr == nil && v != "" && tries < 1000 {
+			n++
+			continue
+		}
+		return nil, t.fail(o, pre, post, err)
+	}
+	failpoint.Hit("capture.ref-created")
+	rec.Repos = []journal.RepoState{repo}
+	setCheckpoint(pre, rec.Checkpoint)
+	setCheckpoint(post, rec.Checkpoint)
+	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointTaken, Body: rec}), post...)
+	if _, err := t.Log.Append(entries...); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the checkpoint")
+	}
+	return &Result{Checkpoint: rec}, nil
+}
+
+// sameAs reports whether snap has the tree and HEAD of the saved checkpoint
+// and that checkpoint is still whole (its ref holds the logged commit), the
+// dedup rule of RFC 3.2.
+func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snapshot) bool {
+	if len(s.Rec.Repos) != 1 {
+		return false
+	}
+	r := s.Rec.Repos[0]
+	head := ""
+	if r.Head != nil {
+		head = *r.Head
+	}
+	if r.Path != t.Path() || r.Tree != string(snap.Tree) || head != string(snap.Head) || r.Branch != snap.Branch {
+		return false
+	}
+	v, err := t.Repo.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N))
+	return err == nil && string(v) == r.Commit
+}
+
+// turnRecords applies RFC 3 and 3.3 to a capture: the records to log before
+// and after it, the turn it belongs to and its through_turn. A turn_start
+// while a turn is open first ends that turn (synthetic: an interrupt fires
+// no hook); a turn_end with no open turn opens and closes a turn with no
+// start. Neither is an error: a capture is never lost to bookkeeping.
+func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal.Entry, turn, through *string) {
+	open := a.OpenTurn()
+	last := a.LastEnded()
+	if last != nil {
+		through = strp(last.ID())
+	}
+	next := refs.Turn(a.MaxTurn() + 1)
+	switch o.Reason {
+	case ReasonTurnStart:
+		if open != nil {
+			pre = append(pre, journal.Entry{Type: journal.TypeTurnEnded, Body: &journal.TurnEnded{Agent: o.Agent, Turn: open.ID(), Synthetic: true}})
+			through = strp(open.ID())
+		}
+		turn = strp(next)
+		post = append(post, journal.Entry{Type: journal.TypeTurnStarted, Body: &journal.TurnStarted{Agent: o.Agent, Turn: next,
+			Harness: o.Harness.Name, HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn}})
+	case ReasonTurnEnd:
+		id := next
+		if open != nil {
+			id = open.ID()
+		} else {
+			pre = append(pre, journal.Entry{Type: journal.TypeTurnStarted, Body: &journal.TurnStarted{Agent: o.Agent, Turn: id, NoStart: true,
+				Harness: o.Harness.Name, HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn}})
+		}
+		turn, through = strp(id), strp(id)
+		post = append(post, journal.Entry{Type: journal.TypeTurnEnded, Body: &journal.TurnEnded{Agent: o.Agent, Turn: id,
+			HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn, HarnessEnd: o.Harness.End}})
+	default:
+		if open != nil {
+			turn = strp(open.ID())
+		}
+	}
+	return pre, post, turn, through
+}
+
+// setCheckpoint fills the checkpoint id into turn records made before the
+// id was known.
+func setCheckpoint(es []journal.Entry, id string) {
+	for _, e := range es {
+		switch b := e.Body.(type) {
+		case *journal.TurnStarted:
+			if !b.NoStart {
+				b.Checkpoint = id
+			}
+		case *journal.TurnEnded:
+			if !b.Synthetic {
+				b.Checkpoint = id
+			}
+		}
+	}
+}
+
+// fail logs checkpoint.failed (with the turn records, so a failed
+// turn_start still opens its turn and the window becomes a gap, RFC 3.1)
+// and returns the RFC error for err.
+func (t *Tree) fail(o TakeOptions, pre, post []journal.Entry, err error) error {
+	e := classify(t, err)
+	var turn *string
+	for _, x := range append(append([]journal.Entry(nil), pre...), post...) {
+		switch b := x.Body.(type) {
+		case *journal.TurnStarted:
+			turn = strp(b.Turn)
+		case *journal.TurnEnded:
+			if !b.Synthetic {
+				turn = strp(b.Turn)
+			}
+		}
+	}
+	rec := journal.Failed{Agent: o.Agent, Reason: o.Reason, Code: e.Code, Message: e.Message, Turn: turn, Repo: ".", Path: t.Path()}
+	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointFailed, Body: rec}), post...)
+	if _, lerr := t.Log.Append(entries...); lerr != nil {
+		e.Hints = append(e.Hints, "the failure could not be logged either: "+lerr.Error())
+	}
+	return e
+}
+
+func classify(t *Tree, err error) *rfcerr.Error {
+	if e := rfcerr.As(err); e != nil {
+		return e
+	}
+	var tl *plumbing.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return rfcerr.New("failed.checkpoint_too_large",
+			map[string]any{"repo": ".", "bytes": tl.Bytes, "largest": tl.Largest},
+			"capture refused: %s", tl.Error()).
+			WithHint("ignore the build output (.gitignore), or raise venom.checkpoints.maxTotalBytes")
+	case errors.Is(err, context.DeadlineExceeded):
+		return rfcerr.New("timeout.checkpoint", map[string]any{"repo": "."},
+			"capture of %s did not finish within venom.checkpoints.timeout (%s)", t.Path(), t.Config.Timeout)
+	}
+	reason := "git"
+	var ge *plumbing.Error
+	if errors.As(err, &ge) && len(ge.Args) > 0 {
+		reason = ge.Args[0]
+	}
+	return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": reason}, "capture failed")
+}
+
+func commitMessage(c journal.Checkpoint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "venom checkpoint %s/%s\n\nVenom-Agent: %s\nVenom-Checkpoint: %s\nVenom-Reason: %s\n",
+		c.Agent, c.Checkpoint, c.Agent, c.Checkpoint, c.Reason)
+	if c.Turn != nil {
+		fmt.Fprintf(&b, "Venom-Turn: %s\n", *c.Turn)
+	}
+	return b.String()
+}
+
+func strp(s string) *string { return &s }
+
+func nonNil(s []plumbing.Skip) []plumbing.Skip {
+	if s == nil {
+		return []plumbing.Skip{}
+	}
+	return s
+}
+
+func nonNilSub(s []plumbing.Submodule) []plumbing.Submodule {
+	if s == nil {
+		return []plumbing.Submodule{}
+	}
+	return s
+}

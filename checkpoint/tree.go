@@ -1,0 +1,97 @@
+// Package checkpoint is the domain on top of plumbing, refs and journal:
+// taking checkpoints (RFC 3, 4), listing, showing and diffing them (RFC
+// 11.1), and the locks that keep captures and rollbacks of one agent and
+// one tree apart (RFC 3.1).
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// Tree is one working tree the toolkit acts on: its git runner, the
+// repository's log and the venom.* configuration.
+type Tree struct {
+	Repo   *plumbing.Repo
+	Log    *journal.Log
+	Config Config
+}
+
+// Path is the tree's canonical path, its identity (RFC 2 "compared by
+// canonical path").
+func (t *Tree) Path() string { return t.Repo.WorkTree }
+
+// Main reports whether this is the repository's main worktree (not one
+// added with `git worktree add`).
+func (t *Tree) Main() bool { return t.Repo.GitDir == t.Repo.CommonDir }
+
+// OpenTree finds the tree containing dir (the whole worktree, even from a
+// subdirectory), opens its log and reads its config. Outside a repository
+// it is unsupported.checkpoint_no_repo (exit 10), as for a bare repository,
+// which has no tree to capture.
+func OpenTree(ctx context.Context, dir string) (*Tree, error) {
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the current directory")
+		}
+	}
+	r, err := plumbing.Open(ctx, dir)
+	switch {
+	case errors.Is(err, plumbing.ErrNoRepo):
+		return nil, rfcerr.New("unsupported.checkpoint_no_repo", map[string]any{"path": dir},
+			"%s is not in a git working tree; checkpoints live in a repository", dir).
+			WithHint("run it inside a git repository, or `git init` one first")
+	case errors.Is(err, plumbing.ErrBare):
+		return nil, rfcerr.New("unsupported.checkpoint_no_repo", map[string]any{"path": dir, "why": "bare"},
+			"%s is a bare repository: it has no working tree to capture", dir)
+	case err != nil:
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "finding the repository")
+	}
+	lg, err := journal.Open(r.CommonDir)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "opening the log")
+	}
+	cfg, err := LoadConfig(ctx, r)
+	if err != nil {
+		if rfcerr.As(err) != nil {
+			return nil, err
+		}
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "config"}, "reading config")
+	}
+	return &Tree{Repo: r, Log: lg, Config: cfg}, nil
+}
+
+func hashName(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// AgentLock is the name of the lock a capture of agent holds (RFC 3.1: an
+// agent's captures run one at a time).
+func AgentLock(agent string) string { return "agent-" + agent }
+
+// TreeLock is the name of the lock on one tree: captures hold it shared,
+// a rollback exclusive, so no capture reads a tree a rollback is writing.
+func TreeLock(path string) string { return "tree-" + hashName(path) }
+
+// RollbackLock is the name of the lock a rollback of a tree holds.
+func RollbackLock(path string) string { return "rollback-" + hashName(path) }
+
+// Pending reports whether a capture of agent is running now (RFC 11.1
+// agent.checkpoints pending, conflict.checkpoint_pending).
+func (t *Tree) Pending(agent string) bool {
+	l, err := journal.TryLock(t.Log.LockPath(AgentLock(agent)), true)
+	if err != nil {
+		return errors.Is(err, journal.ErrLocked)
+	}
+	l.Unlock()
+	return false
+}

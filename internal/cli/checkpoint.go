@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+const checkpointUsage = "git venom-checkpoint [--agent <id>] [--reason <reason>] [--label <text>] [--isolation <kind>] [--json]\n" +
+	"   or: git venom-checkpoint list [--agent <id>] [--turn <t>] [--before <k>] [--limit <n>] [--json]\n" +
+	"   or: git venom-checkpoint show [--agent <id>] <k> [--json]\n" +
+	"   or: git venom-checkpoint diff [--agent <id>] <from> [<to>] [--path <path>] [--json]"
+
+func runCheckpoint(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "list":
+			return checkpointList(ctx, e, args[1:])
+		case "show":
+			return checkpointShow(ctx, e, args[1:])
+		case "diff":
+			return checkpointDiff(ctx, e, args[1:])
+		}
+	}
+	return checkpointTake(ctx, e, args)
+}
+
+// takeOutput is agent.checkpoint's result (RFC 11.1: agent, checkpoint,
+// reused) followed by the record's other members (RFC 4.2), so a script
+// reads skipped paths and submodules from the same object.
+type takeOutput struct {
+	Agent       string              `json:"agent"`
+	Checkpoint  string              `json:"checkpoint"`
+	Reused      bool                `json:"reused"`
+	Reason      string              `json:"reason"`
+	Turn        *string             `json:"turn"`
+	ThroughTurn *string             `json:"through_turn"`
+	At          string              `json:"at"`
+	MidTurn     bool                `json:"mid_turn"`
+	Overlap     bool                `json:"overlap"`
+	Label       string              `json:"label,omitempty"`
+	Repos       []journal.RepoState `json:"repos"`
+}
+
+func checkpointTake(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("checkpoint")
+	agent := fs.String("agent", "", "agent id (default: $GIT_VENOM_AGENT, the only agent here, or \"default\")")
+	reason := fs.String("reason", checkpoint.ReasonManual, "turn_start, turn_end, manual, takeover or takeback")
+	label := fs.String("label", "", "a label for the checkpoint (set on the reused one when deduplicated)")
+	isolation := fs.String("isolation", "", "in_place, worktree or copy; registered on the agent's first capture")
+	turn := fs.String("turn", "", "the turn the caller believes this is (checked, never blocking)")
+	var h checkpoint.Harness
+	fs.StringVar(&h.Name, "harness", "", "harness name (claude-code, codex, gemini, cursor)")
+	fs.StringVar(&h.Session, "harness-session", "", "the harness's session id")
+	fs.StringVar(&h.Turn, "harness-turn", "", "the harness's id of this turn")
+	fs.StringVar(&h.End, "harness-end", "", "the harness's id of the turn's last message")
+	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr(checkpointUsage, "unknown subcommand %q", fs.Arg(0))
+	}
+	if !slices.Contains(checkpoint.UserReasons, *reason) {
+		return rfcerr.New("invalid_params.reason", map[string]any{"reason": *reason, "choices": checkpoint.UserReasons},
+			"--reason %q is not one of %s", *reason, strings.Join(checkpoint.UserReasons, ", "))
+	}
+	switch *isolation {
+	case "", checkpoint.IsolationInPlace, checkpoint.IsolationWorktree, checkpoint.IsolationCopy:
+	default:
+		return rfcerr.New("invalid_params.isolation", map[string]any{"isolation": *isolation},
+			"--isolation %q is not one of in_place, worktree, copy", *isolation)
+	}
+	t, err := checkpoint.OpenTree(ctx, "")
+	if err != nil {
+		return err
+	}
+	st, err := t.Log.Load()
+	if err != nil {
+		return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	id, err := t.ResolveAgent(*agent, st)
+	if err != nil {
+		return err
+	}
+	res, err := t.Take(ctx, checkpoint.TakeOptions{Agent: id, Reason: *reason, Label: *label, Isolation: *isolation, Harness: h})
+	if err != nil {
+		return err
+	}
+	c := res.Checkpoint
+	if *turn != "" && (c.Turn == nil || *c.Turn != *turn) {
+		got := "no turn"
+		if c.Turn != nil {
+			got = *c.Turn
+		}
+		fmt.Fprintf(e.Err, "warning: --turn %s given, but the log puts this capture in %s\n", *turn, got)
+	}
+	if e.JSON {
+		writeJSON(e.Out, takeOutput{Agent: id, Checkpoint: c.Checkpoint, Reused: res.Reused, Reason: c.Reason, Turn: c.Turn,
+			ThroughTurn: c.ThroughTurn, At: c.At, MidTurn: c.MidTurn, Overlap: c.Overlap, Label: c.Label, Repos: c.Repos})
+		return nil
+	}
+	verb := "took"
+	if res.Reused {
+		verb = "reused"
+	}
+	fmt.Fprintf(e.Out, "%s checkpoint %s of %s (%s%s)", verb, c.Checkpoint, id, *reason, turnSuffix(c.Turn))
+	if len(c.Repos) > 0 {
+		fmt.Fprintf(e.Out, " at %s", short(c.Repos[0].Commit))
+	}
+	fmt.Fprintln(e.Out)
+	if t.Path() != cwd() {
+		fmt.Fprintf(e.Out, "  the whole tree %s was captured\n", t.Path())
+	}
+	for _, r := range c.Repos {
+		for _, s := range r.Skipped {
+			if s.Reason == "too_big" {
+				fmt.Fprintf(e.Out, "  skipped %s (%s, %s)\n", s.Path, s.Reason, humanBytes(s.Bytes))
+			}
+		}
+		if n := countReason(r.Skipped, "skip_worktree"); n > 0 {
+			fmt.Fprintf(e.Out, "  kept %d skip-worktree path(s) at the index's content\n", n)
+		}
+		for _, s := range r.Submodules {
+			c := "no commit"
+			if s.Commit != nil {
+				c = short(*s.Commit)
+			}
+			dirty := ""
+			if s.Dirty {
+				dirty = ", dirty"
+			}
+			fmt.Fprintf(e.Out, "  nested repository %s at %s%s (not captured inside)\n", s.Path, c, dirty)
+		}
+	}
+	return nil
+}
+
+func checkpointList(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("list")
+	agent := fs.String("agent", "", "agent id")
+	var o checkpoint.ListOptions
+	fs.StringVar(&o.Turn, "turn", "", "only checkpoints of this turn")
+	fs.StringVar(&o.Before, "before", "", "only checkpoints older than this one")
+	fs.IntVar(&o.Limit, "limit", 50, "at most this many")
+	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr(checkpointUsage, "list takes no arguments")
+	}
+	t, st, id, err := openWithAgent(ctx, *agent)
+	if err != nil {
+		return err
+	}
+	l, err := t.List(ctx, st, id, o)
+	if err != nil {
+		return err
+	}
+	if e.JSON {
+		writeJSON(e.Out, l)
+		return nil
+	}
+	if len(l.Checkpoints) == 0 {
+		fmt.Fprintf(e.Out, "no checkpoints for agent %s\n", id)
+		return nil
+	}
+	for _, c := range l.Checkpoints {
+		turn := "-"
+		if c.Turn != nil {
+			turn = *c.Turn
+		}
+		flags := ""
+		if c.MidTurn {
+			flags += " mid-turn"
+		}
+		if c.Missing {
+			flags += " MISSING-REF"
+		}
+		if c.Label != "" {
+			flags += " \"" + c.Label + "\""
+		}
+		fmt.Fprintf(e.Out, "%-5s %-12s %-4s %-9s %s%s\n", c.Checkpoint, c.Reason, turn, age(c.At), short(firstCommit(c.Repos)), flags)
+	}
+	if l.Pending {
+		fmt.Fprintln(e.Out, "(a capture is running)")
+	}
+	return nil
+}
+
+func openWithAgent(ctx context.Context, flag string) (*checkpoint.Tree, *journal.State, string, error) {
+	t, err := checkpoint.OpenTree(ctx, "")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	st, err := t.Log.Load()
+	if err != nil {
+		return nil, nil, "", rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	id, err := t.ResolveAgent(flag, st)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return t, st, id, nil
+}
+
+func turnSuffix(t *string) string {
+	if t == nil {
+		return ""
+	}
+	return ", " + *t
+}
+
+func firstCommit(rs []journal.RepoState) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	return rs[0].Commit
+}
+
+func short(oid string) string {
+	if len(oid) > 10 {
+		return oid[:10]
+	}
+	return oid
+}
+
+func countReason(s []plumbing.Skip, reason string) int {
+	n := 0
+	for _, x := range s {
+		if x.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func age(at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return at
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+func cwd() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if c, err := plumbing.Canonical(d); err == nil {
+		return c
+	}
+	return d
+}

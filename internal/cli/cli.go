@@ -1,0 +1,185 @@
+// Package cli is the only package that parses flags, prints and chooses exit
+// codes. Each binary's main calls Main with its verb; everything below
+// returns values and *rfcerr.Error, which meet the exit-code table of RFC
+// 11.3 in exitCode, the one switch.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+)
+
+// IO is where a command reads and writes; tests pass buffers.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// Color is true when Out is a terminal and color is wanted.
+	Color bool
+}
+
+// command is one verb's entry point.
+type command func(ctx context.Context, env *env, args []string) error
+
+// env is what a verb gets: the streams and the common flags.
+type env struct {
+	IO
+	JSON bool
+	Dir  string
+}
+
+var verbs = map[string]command{
+	"checkpoint": runCheckpoint,
+	"plan":       runPlan,
+	"rollback":   runRollback,
+	"hook":       runHook,
+	"doctor":     runDoctor,
+}
+
+// Main runs `git venom-<verb>` with args (without the program name) and
+// returns the exit status: 0, or the class of the error's RFC code. A panic
+// is recovered and reported as failed.internal (exit 1), so exit 2 always
+// means bad parameters.
+func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code int) {
+	e := &env{IO: IO{In: in, Out: out, Err: errw}}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			e.JSON = true
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err := rfcerr.New("failed.internal", map[string]any{"panic": fmt.Sprint(p)}, "internal error: %v", p)
+			if os.Getenv("GIT_VENOM_TRACE") != "" {
+				fmt.Fprintf(errw, "%s\n", debug.Stack())
+			}
+			code = report(e, err)
+		}
+	}()
+	run, ok := verbs[verb]
+	if !ok {
+		return report(e, rfcerr.New("invalid_params.command", nil, "unknown command %q", verb))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, e, args); err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		return report(e, err)
+	}
+	return 0
+}
+
+// exitCode is RFC 11.3's table: the class of a code fixes the exit status.
+func exitCode(code string) int {
+	class, _, _ := strings.Cut(code, ".")
+	switch class {
+	case "failed":
+		return 1
+	case "invalid_params":
+		return 2
+	case "not_found":
+		return 3
+	case "denied":
+		return 4
+	case "conflict":
+		return 5
+	case "timeout":
+		return 7
+	case "unsupported":
+		return 10
+	}
+	return 1
+}
+
+// report prints err as the JSON error object on stdout (--json) or as git
+// style error: and hint: lines on stderr, and returns its exit status.
+func report(e *env, err error) int {
+	re := rfcerr.As(err)
+	if re == nil {
+		re = rfcerr.Wrap("failed.internal", err, nil, "internal error")
+		re.Message = err.Error()
+	}
+	if e.JSON {
+		data := re.Data
+		if data == nil {
+			data = map[string]any{}
+		}
+		obj := map[string]any{"error": map[string]any{"code": re.Code, "message": re.Message, "data": data}}
+		writeJSON(e.Out, obj)
+	} else {
+		fmt.Fprintf(e.Err, "error: %s\n", re.Message)
+		for _, h := range re.Hints {
+			fmt.Fprintf(e.Err, "hint: %s\n", h)
+		}
+		if os.Getenv("GIT_VENOM_TRACE") != "" {
+			fmt.Fprintf(e.Err, "trace: code %s\n", re.Code)
+		}
+	}
+	return exitCode(re.Code)
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// flags makes a flag set with the common --json and -C, parse errors
+// returned (never printed or exited on).
+func (e *env) flags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.BoolVar(&e.JSON, "json", e.JSON, "print one JSON object (RFC 11.1 shapes)")
+	fs.StringVarP(&e.Dir, "directory", "C", "", "run as if started in this directory")
+	return fs
+}
+
+// errHelp is returned by parse after printing usage for -h/--help.
+var errHelp = errors.New("help shown")
+
+// parse parses args, turning pflag's errors into invalid_params.usage and
+// printing usage for -h and --help.
+func (e *env) parse(fs *pflag.FlagSet, usage string, args []string) error {
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, "%s", err.Error()).WithHint("usage: %s", usage)
+	}
+	if *help {
+		fmt.Fprintf(e.Out, "usage: %s\n\n%s", usage, fs.FlagUsages())
+		return errHelp
+	}
+	if e.Dir != "" {
+		if err := os.Chdir(e.Dir); err != nil {
+			return rfcerr.Wrap("invalid_params.usage", err, nil, "cannot change to %s", e.Dir)
+		}
+	}
+	return nil
+}
+
+func usageErr(usage, format string, args ...any) error {
+	return rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, format, args...).WithHint("usage: %s", usage)
+}
+
+func runHook(ctx context.Context, e *env, args []string) error {
+	return rfcerr.New("unsupported.command", nil, "git venom-hook is not built yet")
+}
+
+func runDoctor(ctx context.Context, e *env, args []string) error {
+	return rfcerr.New("unsupported.command", nil, "git venom-doctor is not built yet")
+}

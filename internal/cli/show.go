@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// showOutput is one checkpoint's listing item and its files changed since
+// the previous checkpoint in the same tree (or since its parent commit).
+type showOutput struct {
+	Agent string `json:"agent"`
+	checkpoint.Item
+	Since string                `json:"since"`
+	Files []checkpoint.FileDiff `json:"files"`
+}
+
+func checkpointShow(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("show")
+	agent := fs.String("agent", "", "agent id")
+	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErr(checkpointUsage, "show takes one checkpoint id")
+	}
+	t, st, id, err := openWithAgent(ctx, *agent)
+	if err != nil {
+		return err
+	}
+	s, err := t.Find(ctx, st, id, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	a := st.Agents[id]
+	l, err := t.List(ctx, st, id, checkpoint.ListOptions{Before: fmt.Sprintf("k%d", s.N+1), Limit: 1})
+	if err != nil {
+		return err
+	}
+	out := showOutput{Agent: id, Item: l.Checkpoints[0]}
+	from := string(plumbing.EmptyTree)
+	out.Since = "the empty tree"
+	if p := checkpoint.Previous(a, s); p != nil {
+		from, out.Since = p.Rec.Repos[0].Commit, p.ID()
+	} else if h := s.Rec.Repos[0].Head; h != nil {
+		from, out.Since = *h, "HEAD "+short(*h)
+	}
+	if out.Files, err = t.TreeDiff(ctx, from, s.Rec.Repos[0].Commit); err != nil {
+		return err
+	}
+	if e.JSON {
+		writeJSON(e.Out, out)
+		return nil
+	}
+	r := s.Rec.Repos[0]
+	fmt.Fprintf(e.Out, "checkpoint %s of %s\n", s.ID(), id)
+	fmt.Fprintf(e.Out, "reason:       %s\n", s.Rec.Reason)
+	fmt.Fprintf(e.Out, "turn:         %s\n", orDash(s.Rec.Turn))
+	fmt.Fprintf(e.Out, "through turn: %s\n", orDash(s.Rec.ThroughTurn))
+	fmt.Fprintf(e.Out, "at:           %s\n", s.Rec.At)
+	if out.Label != "" {
+		fmt.Fprintf(e.Out, "label:        %s\n", out.Label)
+	}
+	fmt.Fprintf(e.Out, "tree:         %s\n", r.Path)
+	fmt.Fprintf(e.Out, "commit:       %s\n", r.Commit)
+	fmt.Fprintf(e.Out, "head:         %s", orDash(r.Head))
+	if r.Branch != "" {
+		fmt.Fprintf(e.Out, " (%s)", r.Branch)
+	}
+	fmt.Fprintln(e.Out)
+	if out.Missing {
+		fmt.Fprintln(e.Out, "warning: its ref is gone or moved; it cannot be restored")
+	}
+	fmt.Fprintf(e.Out, "\nchanged since %s: %d file(s)\n", out.Since, len(out.Files))
+	printFiles(e, out.Files)
+	return nil
+}
+
+func printFiles(e *env, files []checkpoint.FileDiff) {
+	for _, f := range files {
+		stat := fmt.Sprintf("+%d -%d", f.Added, f.Removed)
+		if f.Binary {
+			stat = "binary"
+		}
+		fmt.Fprintf(e.Out, "  %-6s %-12s %s\n", f.Change, stat, f.Path)
+	}
+}
+
+func orDash(p *string) string {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+func checkpointDiff(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("diff")
+	agent := fs.String("agent", "", "agent id")
+	path := fs.String("path", "", "also print the patch of this path")
+	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageErr(checkpointUsage, "diff takes a checkpoint and optionally a second one")
+	}
+	t, st, id, err := openWithAgent(ctx, *agent)
+	if err != nil {
+		return err
+	}
+	from, err := t.Find(ctx, st, id, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	out := checkpoint.Diff{From: from.ID(), To: "files"}
+	to := ""
+	if fs.NArg() == 2 {
+		s, err := t.Find(ctx, st, id, fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		to, out.To = s.Rec.Repos[0].Commit, s.ID()
+	} else {
+		snap, err := t.CurrentTree(ctx)
+		if err != nil {
+			return err
+		}
+		to = string(snap.Tree)
+	}
+	if out.Files, err = t.TreeDiff(ctx, from.Rec.Repos[0].Commit, to); err != nil {
+		return err
+	}
+	if *path != "" {
+		if out.Patch, err = t.PathPatch(ctx, from.Rec.Repos[0].Commit, to, *path); err != nil {
+			return err
+		}
+	}
+	if e.JSON {
+		writeJSON(e.Out, out)
+		return nil
+	}
+	what := "the current files"
+	if out.To != "files" {
+		what = out.To
+	}
+	fmt.Fprintf(e.Out, "%s..%s: %d file(s)\n", out.From, what, len(out.Files))
+	printFiles(e, out.Files)
+	if out.Patch != nil {
+		fmt.Fprintf(e.Out, "\n%s", out.Patch.Text)
+		if out.Patch.Truncated {
+			fmt.Fprintf(e.Out, "\n[patch cut at %d of %d bytes]\n", checkpoint.PatchMax, out.Patch.Bytes)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+// Package journal is the sidecar log of DESIGN.md section 3: an append-only
+// JSON Lines file at <git common dir>/venom/log.jsonl that is the truth about
+// checkpoints, turns, edits and rollbacks (RFC 4.2). Appends are locked,
+// written whole and fsynced; a torn last line is ignored by readers and cut
+// off by the next append. Everything else is derived by replaying it.
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/venom-org/git-venom/internal/failpoint"
+)
+
+// Log is the sidecar log of one repository. Dir is <git common dir>/venom.
+type Log struct {
+	Dir string
+}
+
+// Open returns the log kept under commonDir (the repository's git common
+// directory), creating its directories.
+func Open(commonDir string) (*Log, error) {
+	d := filepath.Join(commonDir, "venom")
+	if err := os.MkdirAll(filepath.Join(d, "locks"), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", d, err)
+	}
+	return &Log{Dir: d}, nil
+}
+
+// Path is the log file.
+func (l *Log) Path() string { return filepath.Join(l.Dir, "log.jsonl") }
+
+// LockPath is the lock file for a named lock (DESIGN.md section 2).
+func (l *Log) LockPath(name string) string { return filepath.Join(l.Dir, "locks", name+".lock") }
+
+// Entry is one record to append: its type (RFC 11.2 and DESIGN.md section 3
+// names) and a body that marshals to a JSON object.
+type Entry struct {
+	Type string
+	Body any
+}
+
+// Raw is one record read back: its header and the whole line, to be decoded
+// into the body type its Type names.
+type Raw struct {
+	Seq  int64           `json:"seq"`
+	TS   string          `json:"ts"`
+	Type string          `json:"type"`
+	Line json.RawMessage `json:"-"`
+}
+
+// Decode unmarshals the record's line into v (a body type).
+func (r Raw) Decode(v any) error { return json.Unmarshal(r.Line, v) }
+
+// Now is the clock; tests replace it.
+var Now = func() time.Time { return time.Now().UTC() }
+
+// Timestamp is RFC 3339 UTC with milliseconds, as RFC 11.2 records use.
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Append writes entries as consecutive records under the log lock, in one
+// write, and fsyncs. It returns the records' sequence numbers. A torn last
+// line from a crash is cut off first.
+func (l *Log) Append(entries ...Entry) ([]int64, error) {
+	lk, err := LockFile(l.LockPath("log"), true)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	return l.appendLocked(entries)
+}
+
+func (l *Log) appendLocked(entries []Entry) ([]int64, error) {
+	f, err := os.OpenFile(l.Path(), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end, last, err := lastRecord(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if end != st.Size() {
+		if err := f.Truncate(end); err != nil {
+			return nil, fmt.Errorf("cutting a torn last line: %w", err)
+		}
+	}
+	seq := last
+	ts := Timestamp(Now())
+	var buf bytes.Buffer
+	seqs := make([]int64, 0, len(entries))
+	for _, e := range entries {
+		seq++
+		body, err := json.Marshal(e.Body)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s record: %w", e.Type, err)
+		}
+		if len(body) < 2 || body[0] != '{' {
+			return nil, fmt.Errorf("encoding %s record: body is not an object", e.Type)
+		}
+		typ, _ := json.Marshal(e.Type)
+		fmt.Fprintf(&buf, `{"seq":%d,"ts":"%s","type":%s`, seq, ts, typ)
+		if len(body) > 2 {
+			buf.WriteByte(',')
+			buf.Write(body[1:])
+		} else {
+			buf.WriteByte('}')
+		}
+		buf.WriteByte('\n')
+		seqs = append(seqs, seq)
+	}
+	failpoint.Hit("journal.before-append")
+	if _, err := f.WriteAt(buf.Bytes(), end); err != nil {
+		return nil, fmt.Errorf("appending to the log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("syncing the log: %w", err)
+	}
+	if end == 0 {
+		syncDir(l.Dir)
+	}
+	return seqs, nil
+}
+
+// lastRecord finds where the last complete line ends and that line's seq.
+// It reads backwards in chunks, so its cost does not grow with the log.
+func lastRecord(f *os.File, size int64) (end int64, seq int64, err error) {
+	if size == 0 {
+		return 0, 0, nil
+	}
+	const chunk = 64 << 10
+	var tail []byte
+	pos := size
+	for {
+		n := int64(chunk)
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+			return 0, 0, fmt.Errorf("reading the log: %w", err)
+		}
+		tail = append(b, tail...)
+		// The complete part ends at the last newline.
+		i := bytes.LastIndexByte(tail, '\n')
+		if i >= 0 {
+			complete := tail[:i]
+			j := bytes.LastIndexByte(complete, '\n')
+			if j >= 0 || pos == 0 {
+				line := complete[j+1:]
+				var h struct {
+					Seq int64 `json:"seq"`
+				}
+				if err := json.Unmarshal(line, &h); err != nil {
+					return 0, 0, fmt.Errorf("log record before offset %d is corrupt: %w", pos+int64(i), err)
+				}
+				return pos + int64(i) + 1, h.Seq, nil
+			}
+		} else if pos == 0 {
+			return 0, 0, nil // only a torn line
+		}
+		if pos == 0 {
+			return 0, 0, nil
+		}
+	}
+}
+
+// ReadAll returns every complete record in order. A torn last line (no
+// newline, from a crash mid-append) is left out and reported by torn.
+// A corrupt line elsewhere is an error: the log is the truth, and guessing
+// around damage could make a checkpoint look like something it is not.
+func (l *Log) ReadAll() (recs []Raw, torn bool, err error) {
+	data, err := os.ReadFile(l.Path())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the log: %w", err)
+	}
+	return Parse(data)
+}
+
+// Parse splits log data into records (see ReadAll).
+func Parse(data []byte) (recs []Raw, torn bool, err error) {
+	lineNo := 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return recs, true, nil
+		}
+		line := data[:i]
+		data = data[i+1:]
+		lineNo++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r Raw
+		if err := json.Unmarshal(line, &r); err != nil {
+			return nil, false, fmt.Errorf("log line %d: %w", lineNo, err)
+		}
+		if r.Type == "" {
+			return nil, false, fmt.Errorf("log line %d: record has no type", lineNo)
+		}
+		r.Line = append(json.RawMessage(nil), line...)
+		recs = append(recs, r)
+	}
+	return recs, false, nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

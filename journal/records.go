@@ -1,0 +1,145 @@
+package journal
+
+import "github.com/venom-org/git-venom/plumbing"
+
+// Record type names (RFC 11.2 log records, plus the toolkit's own of
+// DESIGN.md section 3).
+const (
+	TypeCheckpointTaken  = "checkpoint.taken"
+	TypeCheckpointReused = "checkpoint.reused"
+	TypeCheckpointFailed = "checkpoint.failed"
+	TypeCheckpointPruned = "checkpoint.pruned"
+	TypeRollbackStarted  = "rollback.started"
+	TypeRollbackEnded    = "rollback.ended"
+	TypeAgentRegistered  = "agent.registered"
+	TypeTurnStarted      = "turn.started"
+	TypeTurnEnded        = "turn.ended"
+	TypeEdit             = "edit"
+)
+
+// RepoState is one member of a checkpoint's repos[] (RFC 4.2): the tree it
+// was taken in and what it holds. Tree is the toolkit's addition (the
+// commit's tree), so dedup and plans need no extra git call.
+type RepoState struct {
+	Repo       string               `json:"repo"`
+	Path       string               `json:"path"`
+	Commit     string               `json:"commit"`
+	Tree       string               `json:"tree"`
+	Head       *string              `json:"head"`
+	Branch     string               `json:"branch,omitempty"`
+	Skipped    []plumbing.Skip      `json:"skipped"`
+	Submodules []plumbing.Submodule `json:"submodules"`
+}
+
+// Checkpoint is the checkpoint.taken record (RFC 4.2). Turn is the turn the
+// capture belongs to (nil between turns); ThroughTurn the last turn that had
+// ended (RFC 3.3).
+type Checkpoint struct {
+	Agent       string      `json:"agent"`
+	Checkpoint  string      `json:"checkpoint"`
+	Reason      string      `json:"reason"`
+	Turn        *string     `json:"turn"`
+	ThroughTurn *string     `json:"through_turn"`
+	At          string      `json:"at"`
+	MidTurn     bool        `json:"mid_turn"`
+	Overlap     bool        `json:"overlap"`
+	Label       string      `json:"label,omitempty"`
+	Repos       []RepoState `json:"repos"`
+}
+
+// Reused is the checkpoint.reused record (RFC 3.2): a capture that found
+// the same tree and HEAD as the agent's latest checkpoint.
+type Reused struct {
+	Agent       string  `json:"agent"`
+	Checkpoint  string  `json:"checkpoint"`
+	Reason      string  `json:"reason"`
+	Turn        *string `json:"turn"`
+	ThroughTurn *string `json:"through_turn"`
+	At          string  `json:"at"`
+	Label       string  `json:"label,omitempty"`
+	Path        string  `json:"path"`
+}
+
+// Failed is the checkpoint.failed record (RFC 11.2 agent.checkpoint_failed):
+// Code is an RFC 11.3 code.
+type Failed struct {
+	Agent   string  `json:"agent"`
+	Reason  string  `json:"reason"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Turn    *string `json:"turn,omitempty"`
+	Repo    string  `json:"repo,omitempty"`
+	Path    string  `json:"path,omitempty"`
+}
+
+// Pruned is the checkpoint.pruned record (RFC 5.2).
+type Pruned struct {
+	Agent       string   `json:"agent"`
+	Checkpoints []string `json:"checkpoints"`
+}
+
+// TurnStarted opens turn Turn of Agent. NoStart marks a turn opened only by
+// its end (a turn_end with no open turn): it had no turn_start capture, so
+// its window is a gap (RFC 7.3).
+type TurnStarted struct {
+	Agent          string `json:"agent"`
+	Turn           string `json:"turn"`
+	Checkpoint     string `json:"checkpoint,omitempty"`
+	NoStart        bool   `json:"no_start,omitempty"`
+	Harness        string `json:"harness,omitempty"`
+	HarnessSession string `json:"harness_session,omitempty"`
+	HarnessTurn    string `json:"harness_turn,omitempty"`
+}
+
+// TurnEnded closes turn Turn. Synthetic marks an end the toolkit made
+// because a turn_start came while the turn was still open (an interrupt
+// fires no hook), as RFC-0019's synthetic end.
+type TurnEnded struct {
+	Agent          string `json:"agent"`
+	Turn           string `json:"turn"`
+	Checkpoint     string `json:"checkpoint,omitempty"`
+	Synthetic      bool   `json:"synthetic,omitempty"`
+	HarnessSession string `json:"harness_session,omitempty"`
+	HarnessTurn    string `json:"harness_turn,omitempty"`
+	HarnessEnd     string `json:"harness_end,omitempty"`
+}
+
+// AgentRegistered records an agent's first capture in a tree and its
+// isolation (in_place, worktree or copy; RFC 6).
+type AgentRegistered struct {
+	Agent     string `json:"agent"`
+	Path      string `json:"path"`
+	Isolation string `json:"isolation"`
+}
+
+// RollbackStarted is logged after the safety checkpoint exists (RFC 7.4
+// step 2).
+type RollbackStarted struct {
+	Agent      string `json:"agent"`
+	Checkpoint string `json:"checkpoint"`
+	Safety     string `json:"safety"`
+	Restore    string `json:"restore"`
+	Plan       string `json:"plan"`
+	Path       string `json:"path"`
+}
+
+// RollbackEnded closes a rollback (RFC 7.4 step 7, 7.6).
+type RollbackEnded struct {
+	Agent      string   `json:"agent"`
+	Checkpoint string   `json:"checkpoint"`
+	Safety     string   `json:"safety"`
+	Restore    string   `json:"restore"`
+	OK         bool     `json:"ok"`
+	Code       string   `json:"code,omitempty"`
+	After      string   `json:"after,omitempty"`
+	Drops      []string `json:"drops,omitempty"`
+	Path       string   `json:"path"`
+}
+
+// Edit records paths an edit tool wrote during an agent's open turn.
+type Edit struct {
+	Agent string   `json:"agent"`
+	Turn  string   `json:"turn"`
+	Paths []string `json:"paths"`
+	Path  string   `json:"path"`
+}

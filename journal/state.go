@@ -1,0 +1,294 @@
+package journal
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/venom-org/git-venom/refs"
+)
+
+// State is what replaying the log gives: every agent with its checkpoints,
+// turns and captures, in log order. It is rebuilt on each command; the log
+// stays the only source of truth.
+type State struct {
+	Agents map[string]*Agent
+	// Torn is true when the log's last line was cut short by a crash.
+	Torn bool
+	// Seq is the last record's sequence number.
+	Seq int64
+}
+
+// Saved is one checkpoint as the log knows it: its number, record, current
+// label, and the seq of the record that created it.
+type Saved struct {
+	N     int
+	Rec   Checkpoint
+	Label string
+	Seq   int64
+	// Pruned is true once a checkpoint.pruned record names it.
+	Pruned bool
+}
+
+// ID is the checkpoint id k<n>.
+func (s *Saved) ID() string { return refs.ID(s.N) }
+
+// Capture is one capture event of an agent, in order: taken, reused or
+// failed. The windows of RFC 7.3 are pairs of consecutive captures.
+type Capture struct {
+	Seq        int64
+	Type       string // checkpoint.taken, checkpoint.reused, checkpoint.failed
+	Checkpoint string // "" for a failed capture
+	Reason     string
+	Turn       string // "" between turns
+	Path       string
+}
+
+// Turn is one turn of an agent.
+type Turn struct {
+	N                  int
+	StartSeq, EndSeq   int64 // EndSeq 0 while open
+	Start, End         string
+	NoStart, Synthetic bool
+	Harness            string
+	HarnessSession     string
+	HarnessTurn        string
+	HarnessEnd         string
+}
+
+// ID is the turn id t<n>.
+func (t *Turn) ID() string { return refs.Turn(t.N) }
+
+// Agent is one agent's replayed state.
+type Agent struct {
+	ID          string
+	Checkpoints []*Saved // in log order, which is n order
+	byID        map[string]*Saved
+	MaxN        int
+	Turns       []*Turn
+	Captures    []Capture
+	Edits       []Edit
+	// Trees maps each tree path the agent registered to its isolation.
+	Trees map[string]string
+	// Rollbacks lists started rollbacks; Open is the last one without an end.
+	Rollbacks   []RollbackStarted
+	OpenRollback *RollbackStarted
+	Ended        []RollbackEnded
+}
+
+// Checkpoint finds a checkpoint by id; nil when the log has none.
+func (a *Agent) Checkpoint(id string) *Saved { return a.byID[id] }
+
+// Latest is the newest checkpoint not pruned, or nil.
+func (a *Agent) Latest() *Saved {
+	for i := len(a.Checkpoints) - 1; i >= 0; i-- {
+		if !a.Checkpoints[i].Pruned {
+			return a.Checkpoints[i]
+		}
+	}
+	return nil
+}
+
+// OpenTurn is the running turn, or nil.
+func (a *Agent) OpenTurn() *Turn {
+	if n := len(a.Turns); n > 0 && a.Turns[n-1].EndSeq == 0 {
+		return a.Turns[n-1]
+	}
+	return nil
+}
+
+// LastEnded is the newest turn that has ended, or nil (RFC 3.3 through_turn).
+func (a *Agent) LastEnded() *Turn {
+	for i := len(a.Turns) - 1; i >= 0; i-- {
+		if a.Turns[i].EndSeq != 0 {
+			return a.Turns[i]
+		}
+	}
+	return nil
+}
+
+// MaxTurn is the highest turn number used, so turn ids are never reused.
+func (a *Agent) MaxTurn() int {
+	if n := len(a.Turns); n > 0 {
+		return a.Turns[n-1].N
+	}
+	return 0
+}
+
+func (s *State) agent(id string) *Agent {
+	a := s.Agents[id]
+	if a == nil {
+		a = &Agent{ID: id, byID: map[string]*Saved{}, Trees: map[string]string{}}
+		s.Agents[id] = a
+	}
+	return a
+}
+
+// Replay builds the State from records, in one linear pass.
+func Replay(recs []Raw) (*State, error) {
+	s := &State{Agents: map[string]*Agent{}}
+	for _, r := range recs {
+		s.Seq = r.Seq
+		if err := s.apply(r); err != nil {
+			return nil, fmt.Errorf("log record %d (%s): %w", r.Seq, r.Type, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *State) apply(r Raw) error {
+	switch r.Type {
+	case TypeCheckpointTaken:
+		var c Checkpoint
+		if err := r.Decode(&c); err != nil {
+			return err
+		}
+		n, err := refs.ParseID(c.Checkpoint)
+		if err != nil {
+			return err
+		}
+		a := s.agent(c.Agent)
+		sv := &Saved{N: n, Rec: c, Label: c.Label, Seq: r.Seq}
+		a.Checkpoints = append(a.Checkpoints, sv)
+		a.byID[c.Checkpoint] = sv
+		if n > a.MaxN {
+			a.MaxN = n
+		}
+		path := ""
+		if len(c.Repos) > 0 {
+			path = c.Repos[0].Path
+		}
+		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: path})
+	case TypeCheckpointReused:
+		var c Reused
+		if err := r.Decode(&c); err != nil {
+			return err
+		}
+		a := s.agent(c.Agent)
+		if sv := a.byID[c.Checkpoint]; sv != nil && c.Label != "" {
+			sv.Label = c.Label
+		}
+		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path})
+	case TypeCheckpointFailed:
+		var c Failed
+		if err := r.Decode(&c); err != nil {
+			return err
+		}
+		a := s.agent(c.Agent)
+		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path})
+	case TypeCheckpointPruned:
+		var c Pruned
+		if err := r.Decode(&c); err != nil {
+			return err
+		}
+		a := s.agent(c.Agent)
+		for _, id := range c.Checkpoints {
+			if sv := a.byID[id]; sv != nil {
+				sv.Pruned = true
+			}
+		}
+	case TypeTurnStarted:
+		var t TurnStarted
+		if err := r.Decode(&t); err != nil {
+			return err
+		}
+		n, err := refs.ParseTurn(t.Turn)
+		if err != nil {
+			return err
+		}
+		a := s.agent(t.Agent)
+		a.Turns = append(a.Turns, &Turn{N: n, StartSeq: r.Seq, Start: t.Checkpoint, NoStart: t.NoStart,
+			Harness: t.Harness, HarnessSession: t.HarnessSession, HarnessTurn: t.HarnessTurn})
+	case TypeTurnEnded:
+		var t TurnEnded
+		if err := r.Decode(&t); err != nil {
+			return err
+		}
+		a := s.agent(t.Agent)
+		for i := len(a.Turns) - 1; i >= 0; i-- {
+			if a.Turns[i].ID() == t.Turn {
+				tt := a.Turns[i]
+				tt.EndSeq, tt.End, tt.Synthetic = r.Seq, t.Checkpoint, t.Synthetic
+				if t.HarnessEnd != "" {
+					tt.HarnessEnd = t.HarnessEnd
+				}
+				if t.HarnessTurn != "" {
+					tt.HarnessTurn = t.HarnessTurn
+				}
+				if t.HarnessSession != "" {
+					tt.HarnessSession = t.HarnessSession
+				}
+				break
+			}
+		}
+	case TypeAgentRegistered:
+		var g AgentRegistered
+		if err := r.Decode(&g); err != nil {
+			return err
+		}
+		a := s.agent(g.Agent)
+		if _, ok := a.Trees[g.Path]; !ok {
+			a.Trees[g.Path] = g.Isolation
+		}
+	case TypeEdit:
+		var e Edit
+		if err := r.Decode(&e); err != nil {
+			return err
+		}
+		a := s.agent(e.Agent)
+		a.Edits = append(a.Edits, e)
+	case TypeRollbackStarted:
+		var b RollbackStarted
+		if err := r.Decode(&b); err != nil {
+			return err
+		}
+		a := s.agent(b.Agent)
+		a.Rollbacks = append(a.Rollbacks, b)
+		a.OpenRollback = &a.Rollbacks[len(a.Rollbacks)-1]
+	case TypeRollbackEnded:
+		var b RollbackEnded
+		if err := r.Decode(&b); err != nil {
+			return err
+		}
+		a := s.agent(b.Agent)
+		a.Ended = append(a.Ended, b)
+		a.OpenRollback = nil
+	}
+	return nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// AgentIDs returns the agents that have at least one checkpoint taken in
+// tree (a canonical path), sorted.
+func (s *State) AgentIDs(tree string) []string {
+	var ids []string
+	for id, a := range s.Agents {
+		for _, c := range a.Checkpoints {
+			if len(c.Rec.Repos) > 0 && c.Rec.Repos[0].Path == tree {
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Load reads and replays the log.
+func (l *Log) Load() (*State, error) {
+	recs, torn, err := l.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	s, err := Replay(recs)
+	if err != nil {
+		return nil, err
+	}
+	s.Torn = torn
+	return s, nil
+}

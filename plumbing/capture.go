@@ -1,0 +1,435 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/venom-org/git-venom/internal/failpoint"
+)
+
+// Skip is a path a capture left at the index's content (RFC 4.2 skipped[]):
+// Reason is "too_big" or "skip_worktree"; Bytes is the file's size on disk
+// (0 when absent).
+type Skip struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	Reason string `json:"reason"`
+}
+
+// Submodule is a gitlink or nested repository in the tree (RFC 4.2
+// submodules[]): Commit is its HEAD, or nil when it has none; Dirty is true
+// when its own status is not clean (or it has no commit).
+type Submodule struct {
+	Path   string  `json:"path"`
+	Commit *string `json:"commit"`
+	Dirty  bool    `json:"dirty"`
+}
+
+// Snapshot is the state of one tree as a capture saw it (RFC 4.1 steps 1-4):
+// Tree is the tree object written from the private index, Head the commit
+// HEAD names ("" when unborn), Branch the short branch name ("" when
+// detached), Bytes the total size of the new and changed files it hashed.
+type Snapshot struct {
+	Tree       OID
+	Head       OID
+	Branch     string
+	Skipped    []Skip
+	Submodules []Submodule
+	Bytes      int64
+	// Changed is the number of paths the status walk listed.
+	Changed int
+}
+
+// CaptureOptions bounds one capture (RFC 11.5 max_file_bytes,
+// max_total_bytes). Zero means no bound.
+type CaptureOptions struct {
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+}
+
+// TooLargeError is a capture whose new and changed files together pass
+// MaxTotalBytes (RFC 4, failed.checkpoint_too_large). Largest holds up to
+// five paths, largest first.
+type TooLargeError struct {
+	Bytes   int64
+	Largest []string
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("new and changed files total %d bytes, over venom.checkpoints.maxTotalBytes; largest: %s",
+		e.Bytes, strings.Join(e.Largest, ", "))
+}
+
+// TmpDir is the worktree's scratch directory for private indexes
+// (DESIGN.md section 2), created on demand.
+func (r *Repo) TmpDir() (string, error) {
+	d := filepath.Join(r.GitDir, "venom", "tmp")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", d, err)
+	}
+	return d, nil
+}
+
+// PrivateIndex is a path for a private index file that does not exist yet
+// (git treats a missing index as empty, so it is never pre-created).
+func (r *Repo) PrivateIndex(purpose string) (string, error) {
+	d, err := r.TmpDir()
+	if err != nil {
+		return "", err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(d, fmt.Sprintf("%s-%d-%s.index", purpose, os.Getpid(), hex.EncodeToString(b[:]))), nil
+}
+
+// RemovePrivateIndex removes a private index and the lock git may have left
+// beside it.
+func RemovePrivateIndex(path string) {
+	os.Remove(path)
+	os.Remove(path + ".lock")
+}
+
+// RealIndex is the path of the worktree's own index. GIT_INDEX_FILE from the
+// caller's environment is never used (a hook exports it).
+func (r *Repo) RealIndex() string { return filepath.Join(r.GitDir, "index") }
+
+// copyIndex copies the real index to dst keeping its mtime, as `cp -p`
+// does. git's racy-entry check compares each entry's mtime with the index
+// file's own; a copy stamped "now" makes a same-second, same-size edit look
+// clean and the capture misses it (DESIGN.md section 4). A missing index
+// copies to nothing.
+func copyIndex(src, dst string) error {
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, st.ModTime(), st.ModTime())
+}
+
+// HeadState returns the commit HEAD names ("" when unborn) and the branch
+// it is on ("" when detached).
+func (r *Repo) HeadState(ctx context.Context) (OID, string, error) {
+	// One child for the usual case: the commit, then the symbolic name
+	// ("HEAD" when detached). An unborn HEAD fails and is told apart below.
+	out, err := r.Run(ctx, Options{}, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD")
+	if err != nil {
+		b, err2 := r.Line(ctx, Options{}, "symbolic-ref", "-q", "HEAD")
+		if err2 != nil {
+			return "", "", fmt.Errorf("reading HEAD: %w", err)
+		}
+		return "", strings.TrimPrefix(b, "refs/heads/"), nil
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 2 {
+		return "", "", fmt.Errorf("reading HEAD: unexpected output %q", out)
+	}
+	branch := ""
+	if strings.HasPrefix(f[1], "refs/heads/") {
+		branch = strings.TrimPrefix(f[1], "refs/heads/")
+	}
+	return OID(f[0]), branch, nil
+}
+
+// Capture implements RFC 4.1 steps 1 to 4 for this tree, walking it once:
+// it copies the real index (mtime kept), clears assume-unchanged in the copy,
+// runs one status on the copy, and updates only the paths status lists,
+// minus files over MaxFileBytes and nested repositories, then writes the
+// tree. The user's index, HEAD, refs and files are never written. Any failed
+// step returns an error and no tree (BR-21). Errors: *TooLargeError, *Error,
+// or the context's error on timeout.
+func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error) {
+	idx, err := r.PrivateIndex("capture")
+	if err != nil {
+		return nil, err
+	}
+	defer RemovePrivateIndex(idx)
+	if err := copyIndex(r.RealIndex(), idx); err != nil {
+		return nil, fmt.Errorf("copying the index: %w", err)
+	}
+	failpoint.Hit("capture.index-copied")
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	snap := &Snapshot{}
+	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
+		return nil, err
+	}
+
+	// Step 2: the index's own view: assume-unchanged bits to clear in the
+	// copy, skip-worktree paths to report, gitlinks to describe.
+	lsOut, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("listing the index: %w", err)
+	}
+	entries, err := ParseLsFiles(lsOut)
+	if err != nil {
+		return nil, err
+	}
+	var assumed []string
+	gitlinks := map[string]OID{}
+	for _, e := range entries {
+		switch {
+		case e.SkipWorktree():
+			var size int64
+			if st, err := os.Lstat(filepath.Join(r.WorkTree, e.Path)); err == nil {
+				size = st.Size()
+			}
+			snap.Skipped = append(snap.Skipped, Skip{Path: e.Path, Bytes: size, Reason: "skip_worktree"})
+		case e.AssumeUnchanged():
+			assumed = append(assumed, e.Path)
+		}
+		if e.Mode == "160000" && e.Stage == 0 {
+			gitlinks[e.Path] = e.OID
+		}
+	}
+	if len(assumed) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(assumed))},
+			"update-index", "-z", "--no-assume-unchanged", "--stdin"); err != nil {
+			return nil, fmt.Errorf("clearing assume-unchanged in the private index: %w", err)
+		}
+	}
+
+	// Step 3: the one walk. GIT_OPTIONAL_LOCKS=0 keeps status from
+	// rewriting the private index just to refresh stat data.
+	stOut, err := r.Run(ctx, Options{Env: append(env, "GIT_OPTIONAL_LOCKS=0")},
+		"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
+		"--ignore-submodules=none")
+	if err != nil {
+		return nil, fmt.Errorf("walking the tree: %w", err)
+	}
+	failpoint.Hit("capture.status-done")
+	status, err := ParseStatusV2(stOut)
+	if err != nil {
+		return nil, err
+	}
+	snap.Changed = len(status)
+	var update []string
+	var sizes []sized
+	var gitlinkInfo bytes.Buffer
+	nested := map[string]bool{}
+	for _, s := range status {
+		switch s.Kind {
+		case '!':
+			continue
+		case '?':
+			if strings.HasSuffix(s.Path, "/") {
+				// An untracked nested repository (a .git dir or file): never
+				// added, reported with its own HEAD (BR-21, BR-28).
+				p := strings.TrimSuffix(s.Path, "/")
+				nested[p] = true
+				snap.Submodules = append(snap.Submodules, r.describeNested(ctx, p))
+				continue
+			}
+		case '1', 'u':
+			if s.Kind == '1' && s.XY[1] == '.' {
+				continue // the index already holds the work tree's content
+			}
+			if strings.HasPrefix(s.Sub, "S") && s.ModeW == "160000" {
+				// A submodule: record the commit it is at, nothing inside.
+				sm := r.describeNested(ctx, s.Path)
+				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
+					fmt.Fprintf(&gitlinkInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
+				}
+				continue
+			}
+		}
+		if s.Kind != 'u' && s.ModeW == "000000" {
+			update = append(update, s.Path) // deleted: --remove drops it
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(r.WorkTree, s.Path))
+		if err != nil {
+			update = append(update, s.Path)
+			continue
+		}
+		if st.Mode().IsRegular() && o.MaxFileBytes > 0 && st.Size() > o.MaxFileBytes {
+			snap.Skipped = append(snap.Skipped, Skip{Path: s.Path, Bytes: st.Size(), Reason: "too_big"})
+			continue
+		}
+		if st.Mode().IsRegular() {
+			snap.Bytes += st.Size()
+			sizes = append(sizes, sized{s.Path, st.Size()})
+		}
+		update = append(update, s.Path)
+	}
+	if o.MaxTotalBytes > 0 && snap.Bytes > o.MaxTotalBytes {
+		sort.Slice(sizes, func(i, j int) bool { return sizes[i].n > sizes[j].n })
+		e := &TooLargeError{Bytes: snap.Bytes}
+		for i := 0; i < len(sizes) && i < 5; i++ {
+			e.Largest = append(e.Largest, sizes[i].path)
+		}
+		return nil, e
+	}
+	// Tracked submodules whose commit did not change are still reported.
+	for p, oid := range gitlinks {
+		if nested[p] {
+			continue
+		}
+		found := false
+		for _, s := range snap.Submodules {
+			if s.Path == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if _, err := os.Lstat(filepath.Join(r.WorkTree, p)); err == nil {
+				c := string(oid)
+				snap.Submodules = append(snap.Submodules, Submodule{Path: p, Commit: &c})
+			}
+		}
+	}
+	sort.Slice(snap.Submodules, func(i, j int) bool { return snap.Submodules[i].Path < snap.Submodules[j].Path })
+
+	// Step 4: stage exactly what status listed. Paths on stdin are literal
+	// (never pathspecs, so ':todo.md' is a name: BR-38); --replace lets a
+	// file become a directory and back (BR-32).
+	if len(update) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(update))},
+			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+			return nil, fmt.Errorf("updating the private index: %w", err)
+		}
+	}
+	if gitlinkInfo.Len() > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: &gitlinkInfo},
+			"update-index", "-z", "--index-info"); err != nil {
+			return nil, fmt.Errorf("recording submodule commits: %w", err)
+		}
+	}
+	failpoint.Hit("capture.index-updated")
+	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	if err != nil {
+		return nil, fmt.Errorf("writing the tree: %w", err)
+	}
+	snap.Tree = OID(tree)
+	return snap, nil
+}
+
+type sized struct {
+	path string
+	n    int64
+}
+
+// describeNested reads a nested repository's or submodule's HEAD and
+// whether its own status is clean. A nested repository with no commit has
+// Commit nil and is dirty.
+func (r *Repo) describeNested(ctx context.Context, rel string) Submodule {
+	sm := Submodule{Path: rel, Dirty: true}
+	dir := filepath.Join(r.WorkTree, rel)
+	n, err := r.ForDir(ctx, dir)
+	if err != nil || n.WorkTree != filepath.Clean(dir) {
+		return sm
+	}
+	if head, _, err := n.HeadState(ctx); err == nil && head != "" {
+		c := string(head)
+		sm.Commit = &c
+		out, err := n.Run(ctx, Options{Env: []string{"GIT_OPTIONAL_LOCKS=0"}}, "status", "--porcelain", "-z", "--untracked-files=normal")
+		sm.Dirty = err != nil || len(out) > 0
+	}
+	return sm
+}
+
+// Identity is the fixed author and committer of checkpoint commits (RFC 4.1
+// step 5): no user identity is needed, and none is used.
+var Identity = []string{
+	"GIT_AUTHOR_NAME=venom", "GIT_AUTHOR_EMAIL=venom@localhost",
+	"GIT_COMMITTER_NAME=venom", "GIT_COMMITTER_EMAIL=venom@localhost",
+}
+
+// CommitTree makes a commit of tree with the given parent ("" for none) and
+// message, as venom (RFC 4.1 step 5). commit-tree reads no commit.gpgSign.
+func (r *Repo) CommitTree(ctx context.Context, tree, parent OID, msg string) (OID, error) {
+	args := []string{"commit-tree"}
+	if parent != "" {
+		args = append(args, "-p", string(parent))
+	}
+	args = append(args, "-F", "-", string(tree))
+	env := append([]string(nil), Identity...)
+	if d := os.Getenv("GIT_VENOM_TEST_DATE"); d != "" {
+		env = append(env, "GIT_AUTHOR_DATE="+d, "GIT_COMMITTER_DATE="+d)
+	}
+	out, err := r.Line(ctx, Options{Env: env, Stdin: strings.NewReader(msg)}, args...)
+	if err != nil {
+		return "", fmt.Errorf("making the checkpoint commit: %w", err)
+	}
+	return OID(out), nil
+}
+
+// CreateRef creates ref at oid; it fails if the ref exists (the empty old
+// value of RFC 4.1 step 6).
+func (r *Repo) CreateRef(ctx context.Context, ref string, oid OID, reason string) error {
+	_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, ref, string(oid), "")
+	return err
+}
+
+// ResolveRefs returns the commit each ref names; a missing ref maps to "".
+// One for-each-ref call serves any number of refs.
+func (r *Repo) ResolveRefs(ctx context.Context, prefix string) (map[string]OID, error) {
+	out, err := r.Run(ctx, Options{}, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]OID{}
+	for _, l := range strings.Split(string(out), "\n") {
+		oid, name, ok := strings.Cut(l, " ")
+		if ok {
+			m[name] = OID(oid)
+		}
+	}
+	return m, nil
+}
+
+// RefValue returns the object a ref names, or "" when it does not exist.
+func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
+	out, err := r.Line(ctx, Options{}, "rev-parse", "-q", "--verify", ref+"^{commit}")
+	if err != nil {
+		if IsExit(err, 1) {
+			return "", nil
+		}
+		return "", err
+	}
+	return OID(out), nil
+}
+
+// CleanTmp removes private indexes older than an hour that a killed process
+// left behind. Failures are ignored: the files are ours and harmless.
+func (r *Repo) CleanTmp() {
+	d := filepath.Join(r.GitDir, "venom", "tmp")
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return
+	}
+	cut := time.Now().Add(-time.Hour)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cut) {
+			os.Remove(filepath.Join(d, e.Name()))
+		}
+	}
+}

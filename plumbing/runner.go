@@ -1,0 +1,335 @@
+// Package plumbing is the only package that starts git. It resolves the git
+// binary and the repository once, runs every child with an explicit GIT_DIR
+// and GIT_WORK_TREE, a scrubbed environment and the pinned configuration of
+// DESIGN.md section 4, and returns typed errors. It also holds the -z parsers
+// and the capture and restore recipes of RFC 4.1 and 7.4.
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// pins is the configuration every git child runs with, as -c pairs. Each pin
+// says why it is there; RFC 4.1 and DESIGN.md section 4 list them.
+var pins = []string{
+	// Hooks are the repository's programs: reference-transaction would fire on
+	// update-ref, post-commit never applies to commit-tree but a hooksPath may
+	// point anywhere (CASES BR-20).
+	"core.hooksPath=/dev/null",
+	// An fsmonitor is a program too, and its answers may hide an edit made in
+	// the same second (BR-20).
+	"core.fsmonitor=false",
+	// The untracked cache is written into the index; a private index must not
+	// depend on, or seed, the user's cache.
+	"core.untrackedCache=false",
+	// Paths come back verbatim; we parse -z output, never quoted names.
+	"core.quotePath=false",
+	// A copied split index shares sharedindex.* in $GIT_DIR with the user's
+	// index; writing it split would create or expire the live shared index
+	// (BR-15).
+	"core.splitIndex=false",
+	"splitIndex.sharedIndexExpire=never",
+	// safecrlf turns an end-of-line conversion into a fatal error in add
+	// (BR-34); it is meant for interactive commits, not snapshots.
+	"core.safecrlf=false",
+	// Parallel checkout has raced on some git builds and left half-populated
+	// trees (BR-46); restores write few paths, serially.
+	"checkout.workers=1",
+	// We never collect garbage or run maintenance: RFC 5.2 forbids it, and an
+	// automatic gc could prune what a concurrent capture just wrote.
+	"gc.auto=0",
+	"maintenance.auto=false",
+	// commit-tree ignores commit.gpgSign, but pin it anyway so no code path
+	// we add later can prompt for a passphrase (BR-20).
+	"commit.gpgSign=false",
+	// Advice text is noise in parsed stderr.
+	"advice.detachedHead=false",
+}
+
+// Error is a failed git command: the arguments it ran with (pins left out),
+// its exit code (-1 when it could not start or was killed) and its stderr.
+type Error struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+	Err      error // the underlying error from os/exec, if any
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 && len(msg) > 400 {
+		msg = msg[i+1:]
+	}
+	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.ExitCode, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Repo is one working tree of a repository, and the single place that runs
+// git for it. WorkTree is the canonical absolute path of the tree's top
+// (symlinks resolved); GitDir is the worktree's own git directory and
+// CommonDir the repository's shared one (they differ in linked worktrees).
+type Repo struct {
+	Git       string // absolute path of the git binary
+	WorkTree  string
+	GitDir    string
+	CommonDir string
+
+	baseEnv []string
+	trace   io.Writer
+}
+
+// Options changes one run of git.
+type Options struct {
+	Stdin     io.Reader // nil: stdin is /dev/null
+	Env       []string  // extra KEY=VALUE pairs, e.g. GIT_INDEX_FILE
+	Dir       string    // working directory; default the work tree
+	NoWorkTree bool     // run without GIT_WORK_TREE (object-only commands)
+	Stdout    io.Writer // stream stdout here instead of returning it
+}
+
+// scrubbed lists variables never inherited by a git child. They are the ones
+// `git rev-parse --local-env-vars` prints (a hook or `rebase -x` exports
+// GIT_DIR and GIT_INDEX_FILE), except the GIT_CONFIG_PARAMETERS family, which
+// carries the user's own `git -c` and must keep working; plus pathspec modes
+// that would change how our literal pathspecs parse.
+var scrubbed = map[string]bool{
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true,
+	"GIT_CONFIG":                       true,
+	"GIT_OBJECT_DIRECTORY":             true,
+	"GIT_DIR":                          true,
+	"GIT_WORK_TREE":                    true,
+	"GIT_IMPLICIT_WORK_TREE":           true,
+	"GIT_GRAFT_FILE":                   true,
+	"GIT_INDEX_FILE":                   true,
+	"GIT_NO_REPLACE_OBJECTS":           true,
+	"GIT_REPLACE_REF_BASE":             true,
+	"GIT_PREFIX":                       true,
+	"GIT_INTERNAL_SUPER_PREFIX":        true,
+	"GIT_SHALLOW_FILE":                 true,
+	"GIT_COMMON_DIR":                   true,
+	"GIT_NAMESPACE":                    true,
+	"GIT_CEILING_DIRECTORIES":          true,
+	"GIT_DISCOVERY_ACROSS_FILESYSTEM":  true,
+	"GIT_LITERAL_PATHSPECS":            true,
+	"GIT_GLOB_PATHSPECS":               true,
+	"GIT_NOGLOB_PATHSPECS":             true,
+	"GIT_ICASE_PATHSPECS":              true,
+	"GIT_QUARANTINE_PATH":              true,
+	"GIT_EXTERNAL_DIFF":                true,
+	"GIT_DIFF_OPTS":                    true,
+	"GIT_AUTHOR_NAME":                  true,
+	"GIT_AUTHOR_EMAIL":                 true,
+	"GIT_COMMITTER_NAME":               true,
+	"GIT_COMMITTER_EMAIL":              true,
+	"GIT_EDITOR":                       true,
+	"GIT_PAGER":                        true,
+	"GIT_OPTIONAL_LOCKS":               true,
+	"LC_ALL":                           true,
+	"LANG":                             true,
+	"LANGUAGE":                         true,
+}
+
+// CleanEnv returns env without the variables a git child must not inherit,
+// and with the ones every child gets: no prompts, C locale for stderr we
+// parse, no pager.
+func CleanEnv(env []string) []string {
+	out := make([]string, 0, len(env)+4)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if scrubbed[k] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat",
+		"LC_ALL=C",
+	)
+}
+
+var gitPath struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// GitBinary finds git on PATH once ($GIT_VENOM_GIT overrides, for tests).
+func GitBinary() (string, error) {
+	gitPath.once.Do(func() {
+		if p := os.Getenv("GIT_VENOM_GIT"); p != "" {
+			gitPath.path = p
+			return
+		}
+		gitPath.path, gitPath.err = exec.LookPath("git")
+	})
+	return gitPath.path, gitPath.err
+}
+
+// ErrNoRepo is returned by Open when dir is not inside a git working tree.
+var ErrNoRepo = errors.New("not a git repository")
+
+// ErrBare is returned by Open for a bare repository, which has no tree.
+var ErrBare = errors.New("bare repository has no working tree")
+
+// Open finds the working tree that contains dir, as git would from there.
+// GIT_DIR and GIT_WORK_TREE from the environment are honoured for discovery
+// (as `git --git-dir` passes them) and then made explicit and absolute; every
+// other repository variable is dropped. It returns ErrNoRepo outside any
+// repository and ErrBare for a bare one.
+func Open(ctx context.Context, dir string) (*Repo, error) { return open(ctx, dir, true) }
+
+func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
+	git, err := GitBinary()
+	if err != nil {
+		return nil, fmt.Errorf("finding git: %w", err)
+	}
+	env := CleanEnv(os.Environ())
+	disc := append([]string(nil), env...)
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE"} {
+		if v, ok := os.LookupEnv(k); ok && honourEnv {
+			disc = append(disc, k+"="+v)
+		}
+	}
+	cmd := exec.CommandContext(ctx, git, "rev-parse", "--path-format=absolute",
+		"--is-bare-repository", "--git-dir", "--git-common-dir", "--show-toplevel")
+	cmd.Dir = dir
+	cmd.Env = disc
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		s := stderr.String()
+		if strings.Contains(s, "not a git repository") {
+			return nil, ErrNoRepo
+		}
+		if strings.Contains(s, "must be run in a work tree") || strings.Contains(s, "this operation must be run in a work tree") {
+			return nil, ErrBare
+		}
+		return nil, &Error{Args: cmd.Args[1:], ExitCode: exitCode(err), Stderr: s, Err: err}
+	}
+	lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+	if len(lines) >= 1 && lines[0] == "true" {
+		return nil, ErrBare
+	}
+	if len(lines) < 4 || lines[3] == "" {
+		// Inside the git directory itself: there is no tree here.
+		return nil, ErrNoRepo
+	}
+	r := &Repo{Git: git, baseEnv: env}
+	if r.GitDir, err = canonical(lines[1]); err != nil {
+		return nil, err
+	}
+	if r.CommonDir, err = canonical(lines[2]); err != nil {
+		return nil, err
+	}
+	if r.WorkTree, err = canonical(lines[3]); err != nil {
+		return nil, err
+	}
+	if os.Getenv("GIT_VENOM_TRACE") != "" {
+		r.trace = os.Stderr
+	}
+	return r, nil
+}
+
+// canonical resolves symlinks, so one tree has one name (CASES BR-54).
+func canonical(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	return r, nil
+}
+
+// Canonical is the tree identity of a path: absolute, symlinks resolved.
+func Canonical(p string) (string, error) { return canonical(p) }
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// Run runs git with args and returns its stdout. A non-zero exit is an
+// *Error carrying the arguments, exit code and stderr.
+func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, error) {
+	full := make([]string, 0, 2*len(pins)+len(args))
+	for _, p := range pins {
+		full = append(full, "-c", p)
+	}
+	full = append(full, args...)
+	cmd := exec.CommandContext(ctx, r.Git, full...)
+	cmd.Dir = r.WorkTree
+	if o.Dir != "" {
+		cmd.Dir = o.Dir
+	}
+	env := append([]string(nil), r.baseEnv...)
+	env = append(env, "GIT_DIR="+r.GitDir)
+	if !o.NoWorkTree {
+		env = append(env, "GIT_WORK_TREE="+r.WorkTree)
+	}
+	env = append(env, o.Env...)
+	cmd.Env = env
+	cmd.Stdin = o.Stdin // nil means /dev/null in os/exec
+	var stdout, stderr bytes.Buffer
+	if o.Stdout != nil {
+		cmd.Stdout = o.Stdout
+	} else {
+		cmd.Stdout = &stdout
+	}
+	cmd.Stderr = &stderr
+	if r.trace != nil {
+		fmt.Fprintf(r.trace, "venom trace: git %s%s\n", strings.Join(args, " "), traceEnv(o.Env))
+	}
+	err := cmd.Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			return stdout.Bytes(), ctx.Err()
+		}
+		return stdout.Bytes(), &Error{Args: args, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+func traceEnv(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(env, " ") + "]"
+}
+
+// Line runs git and returns its stdout with the trailing newline removed.
+func (r *Repo) Line(ctx context.Context, o Options, args ...string) (string, error) {
+	out, err := r.Run(ctx, o, args...)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// ForDir returns a runner for another repository found at dir (a nested
+// repository or submodule), sharing this one's binary and environment.
+func (r *Repo) ForDir(ctx context.Context, dir string) (*Repo, error) {
+	return open(ctx, dir, false)
+}
+
+// IsExit reports whether err is a git failure with the given exit code.
+func IsExit(err error, code int) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.ExitCode == code
+}
