@@ -72,6 +72,9 @@ type TakeOptions struct {
 type Result struct {
 	Checkpoint journal.Checkpoint
 	Reused     bool
+	// Turn is the turn this capture belongs to; for a reused checkpoint it
+	// may differ from the checkpoint's own (a turn_start after a turn_end).
+	Turn *string
 }
 
 // Take implements RFC 3 and 4.1 for this tree: it captures the whole
@@ -147,7 +150,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		} else {
 			out.Label = latest.Label
 		}
-		return &Result{Checkpoint: out, Reused: true}, nil
+		return &Result{Checkpoint: out, Reused: true, Turn: turn}, nil
 	}
 
 	n := a.MaxN + 1
@@ -190,7 +193,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	if _, err := t.Log.Append(entries...); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the checkpoint")
 	}
-	return &Result{Checkpoint: rec}, nil
+	return &Result{Checkpoint: rec, Turn: turn}, nil
 }
 
 // sameAs reports whether snap has the tree and HEAD of the saved checkpoint

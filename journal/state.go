@@ -70,7 +70,7 @@ type Agent struct {
 	// Trees maps each tree path the agent registered to its isolation.
 	Trees map[string]string
 	// Rollbacks lists started rollbacks; Open is the last one without an end.
-	Rollbacks   []RollbackStarted
+	Rollbacks    []RollbackStarted
 	OpenRollback *RollbackStarted
 	Ended        []RollbackEnded
 }

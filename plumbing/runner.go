@@ -93,11 +93,11 @@ type Repo struct {
 
 // Options changes one run of git.
 type Options struct {
-	Stdin     io.Reader // nil: stdin is /dev/null
-	Env       []string  // extra KEY=VALUE pairs, e.g. GIT_INDEX_FILE
-	Dir       string    // working directory; default the work tree
-	NoWorkTree bool     // run without GIT_WORK_TREE (object-only commands)
-	Stdout    io.Writer // stream stdout here instead of returning it
+	Stdin      io.Reader // nil: stdin is /dev/null
+	Env        []string  // extra KEY=VALUE pairs, e.g. GIT_INDEX_FILE
+	Dir        string    // working directory; default the work tree
+	NoWorkTree bool      // run without GIT_WORK_TREE (object-only commands)
+	Stdout     io.Writer // stream stdout here instead of returning it
 }
 
 // scrubbed lists variables never inherited by a git child. They are the ones

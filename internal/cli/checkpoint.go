@@ -95,10 +95,10 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	c := res.Checkpoint
-	if *turn != "" && (c.Turn == nil || *c.Turn != *turn) {
+	if *turn != "" && (res.Turn == nil || *res.Turn != *turn) {
 		got := "no turn"
-		if c.Turn != nil {
-			got = *c.Turn
+		if res.Turn != nil {
+			got = *res.Turn
 		}
 		fmt.Fprintf(e.Err, "warning: --turn %s given, but the log puts this capture in %s\n", *turn, got)
 	}
@@ -111,7 +111,7 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	if res.Reused {
 		verb = "reused"
 	}
-	fmt.Fprintf(e.Out, "%s checkpoint %s of %s (%s%s)", verb, c.Checkpoint, id, *reason, turnSuffix(c.Turn))
+	fmt.Fprintf(e.Out, "%s checkpoint %s of %s (%s%s)", verb, c.Checkpoint, id, *reason, turnSuffix(res.Turn))
 	if len(c.Repos) > 0 {
 		fmt.Fprintf(e.Out, " at %s", short(c.Repos[0].Commit))
 	}

@@ -175,11 +175,3 @@ func (e *env) parse(fs *pflag.FlagSet, usage string, args []string) error {
 func usageErr(usage, format string, args ...any) error {
 	return rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, format, args...).WithHint("usage: %s", usage)
 }
-
-func runHook(ctx context.Context, e *env, args []string) error {
-	return rfcerr.New("unsupported.command", nil, "git venom-hook is not built yet")
-}
-
-func runDoctor(ctx context.Context, e *env, args []string) error {
-	return rfcerr.New("unsupported.command", nil, "git venom-doctor is not built yet")
-}
