@@ -28,6 +28,8 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 			return checkpointShow(ctx, e, args[1:])
 		case "diff":
 			return checkpointDiff(ctx, e, args[1:])
+		case "edit":
+			return checkpointEdit(ctx, e, args[1:])
 		}
 	}
 	return checkpointTake(ctx, e, args)

@@ -1,0 +1,161 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// RecordEdit logs an edit record (DESIGN.md section 3, RFC 7.3 "an edit
+// tool call of a turn window names it"): agent's edit tool wrote paths in
+// this tree. Paths are absolute or relative to the tree's root (callers
+// resolve a user's relative path against their own directory first); each
+// is stored slash-separated and relative to the root, sorted, without
+// duplicates. Paths in ignored files are kept on purpose: they feed a
+// rollback's ignored_edits.
+//
+// The record names the agent's open turn. With no open turn (hooks
+// installed mid-turn, an edit after the turn's end, a person running
+// `git venom-checkpoint edit` between turns) it is still recorded, with an
+// empty turn: it is a true fact about the tree, and since the window it
+// falls in is a gap, RFC 7.3 classes the path outside whatever the record
+// says. Attaching it to the last ended turn instead would claim the edit
+// is in that turn's checkpoint, which it is not.
+//
+// The turn is read and the record appended under the agent's lock, held
+// shared, so an edit never lands on the wrong side of a concurrent
+// capture's turn records while parallel edits do not wait for each other.
+// The wait for that lock is bounded by venom.checkpoints.timeout.
+//
+// Errors: invalid_params.agent for a bad agent id; invalid_params.path when
+// no path is given or any path is outside the tree or inside a .git
+// directory (nothing is recorded then; data.paths lists the refused ones);
+// timeout.checkpoint when a capture held the lock past the timeout;
+// failed.internal when the log cannot be read or written.
+func (t *Tree) RecordEdit(ctx context.Context, agent string, paths []string) (*journal.Edit, error) {
+	if err := refs.ValidAgent(agent); err != nil {
+		return nil, rfcerr.Wrap("invalid_params.agent", err, map[string]any{"agent": agent}, "bad agent id")
+	}
+	if len(paths) == 0 {
+		return nil, rfcerr.New("invalid_params.path", map[string]any{"paths": []string{}}, "no path given for the edit record")
+	}
+	seen := map[string]bool{}
+	var rels []string
+	var bad []map[string]any
+	var first error
+	for _, p := range paths {
+		rel, err := t.RelPath(p)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			data := map[string]any{"path": p}
+			if e := rfcerr.As(err); e != nil {
+				data = e.Data
+			}
+			bad = append(bad, data)
+			continue
+		}
+		if !seen[rel] {
+			seen[rel] = true
+			rels = append(rels, rel)
+		}
+	}
+	if len(bad) > 0 {
+		e := rfcerr.As(first)
+		if len(bad) > 1 {
+			e = rfcerr.New("invalid_params.path", nil, "%d paths are not in the working tree %s; nothing recorded", len(bad), t.Path())
+		}
+		e.Data = map[string]any{"paths": bad, "tree": t.Path()}
+		return nil, e
+	}
+	sort.Strings(rels)
+
+	if t.Config.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.Config.Timeout)
+		defer cancel()
+	}
+	lk, err := journal.WaitLock(ctx, t.Log.LockPath(AgentLock(agent)), false)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, rfcerr.New("timeout.checkpoint", map[string]any{"agent": agent},
+				"a capture of %s held its lock past venom.checkpoints.timeout (%s); edit not recorded", agent, t.Config.Timeout)
+		}
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "waiting for the agent's lock")
+	}
+	defer lk.Unlock()
+	st, err := t.Log.Load()
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	rec := journal.Edit{Agent: agent, Paths: rels, Path: t.Path()}
+	if a := st.Agents[agent]; a != nil {
+		if open := a.OpenTurn(); open != nil {
+			rec.Turn = open.ID()
+		}
+	}
+	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeEdit, Body: rec}); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the edit")
+	}
+	return &rec, nil
+}
+
+// RelPath maps p (absolute, or relative to the tree's root) to the
+// slash-separated path git would use for it in this tree. The directories
+// above p are resolved through symlinks (the tree's own path is canonical,
+// and a harness may spell it another way, /tmp for /private/tmp); p's last
+// component is not, since git tracks a symlink as itself. A path outside
+// the tree, the root itself, or a path with a .git component (a repository's
+// own files, never part of a tree) is invalid_params.path with data
+// {path, tree, why: outside|root|git_dir}.
+func (t *Tree) RelPath(p string) (string, error) {
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(t.Path(), abs)
+	}
+	abs = resolveParents(filepath.Clean(abs))
+	refuse := func(why, format string, args ...any) error {
+		return rfcerr.New("invalid_params.path", map[string]any{"path": p, "tree": t.Path(), "why": why}, format, args...)
+	}
+	rel, err := filepath.Rel(t.Path(), abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", refuse("outside", "'%s' is outside the working tree %s", p, t.Path())
+	}
+	if rel == "." {
+		return "", refuse("root", "'%s' is the working tree itself, not a file in it", p)
+	}
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		if strings.EqualFold(c, ".git") {
+			return "", refuse("git_dir", "'%s' is inside a .git directory, not the working tree", p)
+		}
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// resolveParents resolves symlinks in the longest existing directory above
+// the clean absolute path p and joins the rest back on. Components that do
+// not exist cannot be symlinks, so this gives one spelling for a deleted
+// file and a new one alike.
+func resolveParents(p string) string {
+	dir, rest := filepath.Dir(p), filepath.Base(p)
+	for {
+		// Any error (missing, not a directory, no permission) moves up:
+		// the first directory that resolves fixes the spelling.
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
