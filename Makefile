@@ -1,0 +1,67 @@
+# git-venom: build, install, test.
+#
+# Kept to what GNU make 3.81 (macOS) understands: no .ONESHELL, no grouped
+# targets, no $(file ...); recipes are plain sh.
+
+GO      ?= go
+PROVE   ?= prove
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man/man1
+# Parallel jobs for the t/ suite; each script has its own trash directory.
+TEST_JOBS ?= 2
+# Extra options for prove, e.g. PROVE_OPTS=-v.
+PROVE_OPTS ?=
+
+CMDS      = checkpoint plan rollback hook doctor
+BINS      = $(CMDS:%=bin/git-venom-%)
+MAN_SRC   = $(wildcard docs/man/git-venom-*.md)
+MAN_PAGES = $(MAN_SRC:.md=.1)
+T_SCRIPTS = $(wildcard t/t[0-9][0-9][0-9][0-9]-*.sh)
+
+.PHONY: build install man test check bench demo clean
+
+## build: compile the five git-venom-* binaries into bin/
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+## install: copy the binaries to $(BINDIR) and the man pages to $(MANDIR)
+install: build man
+	mkdir -p "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)"
+	for b in $(BINS); do cp "$$b" "$(DESTDIR)$(BINDIR)/" || exit 1; chmod 0755 "$(DESTDIR)$(BINDIR)/$${b##*/}" || exit 1; done
+	for m in $(MAN_PAGES); do cp "$$m" "$(DESTDIR)$(MANDIR)/" || exit 1; chmod 0644 "$(DESTDIR)$(MANDIR)/$${m##*/}" || exit 1; done
+
+## man: render docs/man/*.md into roff man pages (docs/man/*.1) with go-md2man
+man: $(MAN_PAGES)
+
+docs/man/%.1: docs/man/%.md
+	$(GO) tool go-md2man -in $< -out $@
+
+## test: what CI runs: the Go tests, then the t/ suite by prove against bin/
+test: build
+	$(GO) test -count=1 ./...
+	PATH="$(CURDIR)/bin:$$PATH" VENOM_BIN="$(CURDIR)/bin" $(PROVE) -j$(TEST_JOBS) --exec bash $(PROVE_OPTS) $(T_SCRIPTS)
+
+## check: gofmt (any listed file fails), go vet, and the Go tests under -race
+check:
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
+	if [ -n "$$out" ]; then echo "gofmt -l lists files that need formatting:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## bench: run bench/run.sh (REPO=<path> also measures that repository)
+bench: build
+	@if [ -n "$(REPO)" ]; then \
+		echo "REPO=$(REPO) bash bench/run.sh"; REPO="$(REPO)" bash bench/run.sh; \
+	else \
+		echo "bash bench/run.sh"; bash bench/run.sh; \
+	fi
+
+## demo: a throwaway repository, a few agent-like turns, checkpoints, the list
+demo: build
+	bash scripts/demo.sh "$(CURDIR)/bin"
+
+## clean: remove bin/ and the rendered man pages
+clean:
+	rm -rf bin
+	rm -f docs/man/*.1
