@@ -5,7 +5,6 @@ test_description='git venom-checkpoint: take a checkpoint, its JSON, its ref and
 . "$(dirname "$0")/test-lib.sh"
 
 test_expect_success 'setup' '
-	printf "%s\n" /out /err /refs /expect /actual /msg /trace /last "/*.json" "/*.out" >>.git/info/exclude &&
 	test_commit initial a.txt "one" &&
 	mkdir -p src/deep &&
 	test_commit second src/deep/b.txt "two" &&
