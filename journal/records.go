@@ -15,6 +15,9 @@ const (
 	TypeTurnStarted      = "turn.started"
 	TypeTurnEnded        = "turn.ended"
 	TypeEdit             = "edit"
+	TypeNotePending      = "note.pending"
+	TypeNoteDelivered    = "note.delivered"
+	TypeAgentBinding     = "agent.binding"
 )
 
 // RepoState is one member of a checkpoint's repos[] (RFC 4.2): the tree it
@@ -142,4 +145,33 @@ type Edit struct {
 	Turn  string   `json:"turn"`
 	Paths []string `json:"paths"`
 	Path  string   `json:"path"`
+}
+
+// NotePending is a note the agent's next prompt-submit hook prints once
+// (RFC 8 restore=files: the rollback_note). Rollback names the rollback's
+// safety checkpoint it came from.
+type NotePending struct {
+	Agent    string `json:"agent"`
+	Text     string `json:"text"`
+	Rollback string `json:"rollback,omitempty"`
+	Path     string `json:"path"`
+}
+
+// NoteDelivered marks the pending note of Agent logged at seq Note as
+// printed.
+type NoteDelivered struct {
+	Agent string `json:"agent"`
+	Note  int64  `json:"note"`
+}
+
+// AgentBinding records the harness conversation an agent continues in
+// after a rollback rewound it (RFC 8): HarnessSession is the new session id,
+// ForkSource and ForkAt the source session and message it copies through.
+type AgentBinding struct {
+	Agent          string `json:"agent"`
+	Harness        string `json:"harness"`
+	HarnessSession string `json:"harness_session,omitempty"`
+	ForkSource     string `json:"fork_source,omitempty"`
+	ForkAt         string `json:"fork_at,omitempty"`
+	Confirmed      bool   `json:"confirmed,omitempty"`
 }

@@ -58,6 +58,13 @@ type Turn struct {
 // ID is the turn id t<n>.
 func (t *Turn) ID() string { return refs.Turn(t.N) }
 
+// Edited is an edit record with the seq it was logged at, so RFC 7.3 can
+// place it in a window.
+type Edited struct {
+	Seq int64
+	Edit
+}
+
 // Agent is one agent's replayed state.
 type Agent struct {
 	ID          string
@@ -66,13 +73,19 @@ type Agent struct {
 	MaxN        int
 	Turns       []*Turn
 	Captures    []Capture
-	Edits       []Edit
+	Edits       []Edited
 	// Trees maps each tree path the agent registered to its isolation.
 	Trees map[string]string
 	// Rollbacks lists started rollbacks; Open is the last one without an end.
 	Rollbacks    []RollbackStarted
 	OpenRollback *RollbackStarted
 	Ended        []RollbackEnded
+	// Dropped holds the turns a rollback with --restore all dropped.
+	Dropped map[string]bool
+	// Notes are pending notes not yet delivered, by seq.
+	Notes map[int64]NotePending
+	// Binding is the agent's latest agent.binding, if any.
+	Binding *AgentBinding
 }
 
 // Checkpoint finds a checkpoint by id; nil when the log has none.
@@ -117,7 +130,7 @@ func (a *Agent) MaxTurn() int {
 func (s *State) agent(id string) *Agent {
 	a := s.Agents[id]
 	if a == nil {
-		a = &Agent{ID: id, byID: map[string]*Saved{}, Trees: map[string]string{}}
+		a = &Agent{ID: id, byID: map[string]*Saved{}, Trees: map[string]string{}, Dropped: map[string]bool{}, Notes: map[int64]NotePending{}}
 		s.Agents[id] = a
 	}
 	return a
@@ -235,7 +248,7 @@ func (s *State) apply(r Raw) error {
 			return err
 		}
 		a := s.agent(e.Agent)
-		a.Edits = append(a.Edits, e)
+		a.Edits = append(a.Edits, Edited{Seq: r.Seq, Edit: e})
 	case TypeRollbackStarted:
 		var b RollbackStarted
 		if err := r.Decode(&b); err != nil {
@@ -252,6 +265,29 @@ func (s *State) apply(r Raw) error {
 		a := s.agent(b.Agent)
 		a.Ended = append(a.Ended, b)
 		a.OpenRollback = nil
+		if b.OK {
+			for _, d := range b.Drops {
+				a.Dropped[d] = true
+			}
+		}
+	case TypeNotePending:
+		var n NotePending
+		if err := r.Decode(&n); err != nil {
+			return err
+		}
+		s.agent(n.Agent).Notes[r.Seq] = n
+	case TypeNoteDelivered:
+		var n NoteDelivered
+		if err := r.Decode(&n); err != nil {
+			return err
+		}
+		delete(s.agent(n.Agent).Notes, n.Note)
+	case TypeAgentBinding:
+		var b AgentBinding
+		if err := r.Decode(&b); err != nil {
+			return err
+		}
+		s.agent(b.Agent).Binding = &b
 	}
 	return nil
 }

@@ -2,14 +2,249 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 
+	"github.com/spf13/pflag"
+	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/rollback"
 )
 
+const planUsage = "git venom-plan [--agent <id>] <k> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
+const rollbackUsage = "git venom-rollback [--agent <id>] <k> --plan <p1-…> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
+
+// rollbackFlags are the choices both commands take; they enter the plan id.
+type rollbackFlags struct {
+	agent    string
+	restore  string
+	outside  string
+	keepHead bool
+	plan     string
+	dryRun   bool
+}
+
+func (f *rollbackFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.agent, "agent", "", "agent id (default: $GIT_VENOM_AGENT, the only agent here, or \"default\")")
+	fs.StringVar(&f.restore, "restore", "all", "all: files and conversation, or refuse; files: files only")
+	fs.StringVar(&f.outside, "outside", "", "paths changed outside the agent's turns: refuse, keep or overwrite")
+	fs.BoolVar(&f.keepHead, "keep-head", false, "restore the files and leave HEAD where it is")
+	fs.StringVar(&f.plan, "plan", "", "the plan id the dry run printed")
+}
+
 func runPlan(ctx context.Context, e *env, args []string) error {
-	return rfcerr.New("unsupported.command", nil, "git venom-plan is not built yet")
+	var f rollbackFlags
+	fs := e.flags("plan")
+	f.add(fs)
+	if err := e.parse(fs, planUsage, args); err != nil {
+		return err
+	}
+	if f.plan != "" {
+		return rfcerr.New("invalid_params.plan", nil, "git venom-plan is the dry run; it takes no --plan").
+			WithHint("to apply a plan: git venom-rollback <k> --plan %s", f.plan)
+	}
+	f.dryRun = true
+	return doRollback(ctx, e, fs, f, planUsage)
 }
 
 func runRollback(ctx context.Context, e *env, args []string) error {
-	return rfcerr.New("unsupported.command", nil, "git venom-rollback is not built yet")
+	var f rollbackFlags
+	fs := e.flags("rollback")
+	f.add(fs)
+	fs.BoolVar(&f.dryRun, "dry-run", false, "the dry run, as git venom-plan")
+	if err := e.parse(fs, rollbackUsage, args); err != nil {
+		return err
+	}
+	return doRollback(ctx, e, fs, f, rollbackUsage)
+}
+
+// Caller tells an agent's tool subprocess from a person (RFC 11.4) by the
+// environment its harness sets there (DESIGN.md section 5). It is
+// protection against accidents, not a security boundary: an agent can
+// unset variables. GIT_VENOM_CALLER=person or =agent overrides.
+func Caller() string {
+	switch os.Getenv("GIT_VENOM_CALLER") {
+	case "agent":
+		return "agent"
+	case "person":
+		return "person"
+	}
+	for _, k := range []string{"CLAUDE_CODE_CHILD_SESSION", "CODEX_THREAD_ID", "GEMINI_CLI", "CURSOR_AGENT"} {
+		if os.Getenv(k) != "" {
+			return "agent"
+		}
+	}
+	return "person"
+}
+
+func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags, usage string) error {
+	if fs.NArg() != 1 {
+		return usageErr(usage, "name one checkpoint (k<n>)")
+	}
+	t, err := checkpoint.OpenTree(ctx, "")
+	if err != nil {
+		return err
+	}
+	st, err := t.Log.Load()
+	if err != nil {
+		return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	warnInterrupted(e, t, st)
+	id, err := t.ResolveAgent(f.agent, st)
+	if err != nil {
+		return err
+	}
+	o := rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
+		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller()}
+	res, err := rollback.Run(ctx, t, o)
+	if err != nil {
+		return err
+	}
+	if e.JSON {
+		writeJSON(e.Out, res)
+		return nil
+	}
+	if res.DryRun {
+		printPlan(e, res, o)
+	} else {
+		printRollback(e, res)
+	}
+	return nil
+}
+
+// warnInterrupted closes rollbacks that a crash left open (RFC 7.6) and says
+// so on stderr, naming the safety checkpoint that holds the tree as it was.
+func warnInterrupted(e *env, t *checkpoint.Tree, st *journal.State) {
+	closed, err := t.CloseInterrupted(st)
+	if err != nil {
+		fmt.Fprintf(e.Err, "warning: checking for interrupted rollbacks: %v\n", err)
+		return
+	}
+	for _, b := range closed {
+		fmt.Fprintf(e.Err, "warning: a rollback of %s to %s was interrupted (failed.rollback_interrupted); nothing was resumed\n", b.Agent, b.Checkpoint)
+		fmt.Fprintf(e.Err, "hint: the safety checkpoint %s holds the tree as it was before it: git venom-plan --agent %s %s --restore files\n", b.Safety, b.Agent, b.Safety)
+	}
+}
+
+func printPlan(e *env, res *rollback.Result, o rollback.Options) {
+	r := res.Repos[0]
+	guarded := res.Guarded != nil && *res.Guarded
+	fmt.Fprintf(e.Out, "plan %s: roll back %s to %s", res.Plan, res.Agent, res.Checkpoint)
+	if guarded {
+		fmt.Fprint(e.Out, " (guarded tree: HEAD and the index stay)")
+	}
+	fmt.Fprintln(e.Out)
+	var outside, rest []rollback.File
+	for _, f := range r.Files {
+		if f.Class == rollback.ClassOutside {
+			outside = append(outside, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	if len(outside) > 0 {
+		fmt.Fprintln(e.Out, "\nchanged outside the agent's turns (a person, or a gap):")
+		for _, f := range outside {
+			fmt.Fprintf(e.Out, "  ! %-7s %s\n", f.Change, f.Path)
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintln(e.Out, "\nfiles:")
+		for _, f := range rest {
+			fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, f.Path)
+		}
+	}
+	if len(r.Files) == 0 {
+		fmt.Fprintln(e.Out, "\nno file changes: the tree already matches")
+	}
+	if len(r.Left) > 0 {
+		fmt.Fprintln(e.Out, "\nleft as they are:")
+		for _, l := range r.Left {
+			d := ""
+			if l.Detail != "" {
+				d = " (" + l.Detail + ")"
+			}
+			fmt.Fprintf(e.Out, "    %-19s %s%s\n", l.Reason, l.Path, d)
+		}
+	}
+	if len(r.IgnoredEdits) > 0 {
+		fmt.Fprintf(e.Out, "\nedited by the agent but ignored, so not restorable: %s\n", strings.Join(r.IgnoredEdits, ", "))
+	}
+	fmt.Fprintln(e.Out)
+	switch {
+	case r.Head.Moves:
+		fmt.Fprintf(e.Out, "HEAD: moves from %s to %s, leaving %d commit(s) (still reachable from the safety checkpoint)\n", short(deref(r.Head.From)), short(deref(r.Head.To)), r.Head.Commits)
+	case r.Head.From != nil:
+		fmt.Fprintf(e.Out, "HEAD: stays at %s\n", short(*r.Head.From))
+	default:
+		fmt.Fprintln(e.Out, "HEAD: stays (no commit yet)")
+	}
+	c := res.Conversation
+	switch {
+	case res.Restore == "files":
+		fmt.Fprintln(e.Out, "conversation: stays; the agent is told the files were rolled back")
+	case c.Rewinds:
+		fmt.Fprintf(e.Out, "conversation: rewinds to %s, dropping %s\n", orNone(c.ThroughTurn), strings.Join(c.Drops, ", "))
+	default:
+		fmt.Fprintln(e.Out, "conversation: nothing to rewind")
+	}
+	if len(res.SharedWith) > 0 {
+		fmt.Fprintf(e.Out, "shared with: %s (they get a note)\n", strings.Join(res.SharedWith, ", "))
+	}
+	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
+	if o.Restore != "all" {
+		args = append(args, "--restore", o.Restore)
+	}
+	if o.Outside != "" {
+		args = append(args, "--outside", o.Outside)
+	}
+	if o.KeepHead {
+		args = append(args, "--keep-head")
+	}
+	fmt.Fprintf(e.Out, "\nto do it: %s\n", strings.Join(args, " "))
+}
+
+func printRollback(e *env, res *rollback.Result) {
+	r := res.Repos[0]
+	fmt.Fprintf(e.Out, "rolled back %s to %s: %d file(s)", res.Agent, res.Checkpoint, len(r.Files))
+	if r.Head.Moves {
+		fmt.Fprintf(e.Out, ", HEAD moved to %s", short(deref(r.Head.To)))
+	}
+	fmt.Fprintln(e.Out)
+	for _, f := range r.Files {
+		fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, f.Path)
+	}
+	for _, l := range r.Left {
+		fmt.Fprintf(e.Out, "    left    %-19s %s\n", l.Reason, l.Path)
+	}
+	if res.Exact != nil && !*res.Exact {
+		fmt.Fprintf(e.Out, "warning: something wrote to the tree during the rollback; %s shows it as it is now\n", res.After)
+	} else if res.After != "" {
+		fmt.Fprintf(e.Out, "verified: the tree is as planned (%s)\n", res.After)
+	}
+	fmt.Fprintf(e.Out, "safety checkpoint %s holds the tree as it was before; to undo:\n", res.Safety)
+	fmt.Fprintf(e.Out, "  git venom-plan --agent %s %s --restore files\n", res.Agent, res.Safety)
+	if res.Note != "" {
+		fmt.Fprintf(e.Out, "the agent will be told: %s\n", res.Note)
+	}
+	if len(res.Conversation.Resume) > 0 {
+		fmt.Fprintf(e.Out, "to resume the conversation as it was after %s:\n  %s\n", orNone(res.Conversation.ThroughTurn), strings.Join(res.Conversation.Resume, " "))
+		fmt.Fprintln(e.Out, "close the old session: what it remembers no longer matches the files")
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func orNone(p *string) string {
+	if p == nil {
+		return "before the first turn"
+	}
+	return *p
 }

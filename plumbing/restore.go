@@ -1,0 +1,255 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DiffTrees lists what differs between two trees or commits, recursively,
+// without rename detection: `git diff-tree -r -z --no-renames`.
+func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]TreeChange, error) {
+	out, err := r.Run(ctx, Options{}, "diff-tree", "-r", "-z", "--no-renames", from, to)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s and %s: %w", from, to, err)
+	}
+	return ParseDiffTreeRaw(out)
+}
+
+// Checkout writes the given entries (mode, object, path) into the working
+// tree with checkout-index from a private index holding only those paths,
+// so its cost follows the number of paths, not the size of the tree
+// (DESIGN.md section 5). Smudge filters run and modes and symlinks are set,
+// as checkout-index does. The user's index is never read or written.
+func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	idx, err := r.PrivateIndex("restore")
+	if err != nil {
+		return err
+	}
+	defer RemovePrivateIndex(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	var info bytes.Buffer
+	paths := make([]string, 0, len(entries))
+	for _, e := range entries {
+		fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.DstMode, e.Dst, e.Path)
+		paths = append(paths, e.Path)
+	}
+	if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+		return fmt.Errorf("building the private index for the writes: %w", err)
+	}
+	if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths))},
+		"checkout-index", "-f", "-z", "--stdin"); err != nil {
+		return fmt.Errorf("writing files: %w", err)
+	}
+	return nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to) b.
+func (r *Repo) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
+	_, err := r.Run(ctx, Options{}, "merge-base", "--is-ancestor", string(a), string(b))
+	if err == nil {
+		return true, nil
+	}
+	if IsExit(err, 1) {
+		return false, nil
+	}
+	return false, err
+}
+
+// RevListParents returns the commits reachable from tip and not from base,
+// each with its parents: `git rev-list --parents tip ^base`.
+func (r *Repo) RevListParents(ctx context.Context, tip, base OID) (map[OID][]OID, []OID, error) {
+	out, err := r.Run(ctx, Options{}, "rev-list", "--parents", string(tip), "^"+string(base))
+	if err != nil {
+		return nil, nil, err
+	}
+	m := map[OID][]OID{}
+	var order []OID
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		c := OID(f[0])
+		order = append(order, c)
+		for _, p := range f[1:] {
+			m[c] = append(m[c], OID(p))
+		}
+		if _, ok := m[c]; !ok {
+			m[c] = nil
+		}
+	}
+	return m, order, nil
+}
+
+// RemoteRefsContaining lists the remote-tracking refs that contain commit.
+func (r *Repo) RemoteRefsContaining(ctx context.Context, commit OID) ([]string, error) {
+	out, err := r.Run(ctx, Options{}, "for-each-ref", "--format=%(refname)", "--contains", string(commit), "refs/remotes")
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			refs = append(refs, l)
+		}
+	}
+	return refs, nil
+}
+
+// MoveHead moves the branch HEAD is on (or HEAD itself when detached, with
+// --no-deref) from old to new, failing if it no longer holds old (RFC 7.5's
+// compare-and-swap).
+func (r *Repo) MoveHead(ctx context.Context, branch string, newOID, oldOID OID, reason string) error {
+	if branch != "" {
+		_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, "refs/heads/"+branch, string(newOID), string(oldOID))
+		return err
+	}
+	_, err := r.Run(ctx, Options{}, "update-ref", "--no-deref", "-m", reason, "HEAD", string(newOID), string(oldOID))
+	return err
+}
+
+// ResetIndex makes the user's real index follow HEAD after it moved (RFC
+// 7.5): read-tree of the commit, then a quiet refresh so unchanged files
+// show clean.
+func (r *Repo) ResetIndex(ctx context.Context, commit OID) error {
+	if _, err := r.Run(ctx, Options{}, "read-tree", string(commit)); err != nil {
+		return fmt.Errorf("resetting the index to %s: %w", commit, err)
+	}
+	if _, err := r.Run(ctx, Options{}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
+		return fmt.Errorf("refreshing the index: %w", err)
+	}
+	return nil
+}
+
+// Operation names a merge, rebase, cherry-pick, revert or bisect under way
+// in this worktree (its state files in the git dir), or "" (RFC 7.1 item
+// 10, CASES BR-19).
+func (r *Repo) Operation() string {
+	checks := []struct{ file, op string }{
+		{"rebase-merge", "rebase"},
+		{"rebase-apply", "rebase"},
+		{"MERGE_HEAD", "merge"},
+		{"CHERRY_PICK_HEAD", "cherry-pick"},
+		{"REVERT_HEAD", "revert"},
+		{"BISECT_LOG", "bisect"},
+	}
+	for _, c := range checks {
+		if _, err := os.Lstat(filepath.Join(r.GitDir, c.file)); err == nil {
+			if c.file == "rebase-apply" {
+				if _, err := os.Lstat(filepath.Join(r.GitDir, c.file, "applying")); err == nil {
+					return "am"
+				}
+			}
+			return c.op
+		}
+	}
+	return ""
+}
+
+// IndexLocked reports whether another git process holds the user's index
+// lock (index.lock in the worktree's git dir).
+func (r *Repo) IndexLocked() bool {
+	_, err := os.Lstat(r.RealIndex() + ".lock")
+	return err == nil
+}
+
+// IgnoredAt reports which of paths the ignore rules of tree would ignore:
+// the .gitignore files tree holds in each path's directories, plus the
+// repository's own info/exclude and core.excludesFile. A rollback uses it
+// so that a file ignored at the target, which the target could not record,
+// is never deleted for being absent from it (CASES BR-05 B: a turn that
+// drops an ignore rule must not cost the person their .env). It reads only
+// the .gitignore blobs it needs (one cat-file) and asks git's own
+// check-ignore against a scratch tree holding them.
+func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[string]bool, error) {
+	res := map[string]bool{}
+	if len(paths) == 0 {
+		return res, nil
+	}
+	dirs := map[string]bool{"": true}
+	for _, p := range paths {
+		for d := filepath.Dir(filepath.FromSlash(p)); d != "." && d != "/"; d = filepath.Dir(d) {
+			dirs[filepath.ToSlash(d)] = true
+		}
+	}
+	var specs []string
+	var in bytes.Buffer
+	for d := range dirs {
+		gi := ".gitignore"
+		if d != "" {
+			gi = d + "/.gitignore"
+		}
+		if strings.ContainsAny(gi, "\n") {
+			continue // cat-file --batch reads lines; such a name cannot be asked for
+		}
+		specs = append(specs, gi)
+		fmt.Fprintf(&in, "%s:%s\n", tree, gi)
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("reading the target's .gitignore files: %w", err)
+	}
+	scratch, err := os.MkdirTemp(filepath.Join(r.GitDir, "venom", "tmp"), "ignore-")
+	if err != nil {
+		if _, err2 := r.TmpDir(); err2 != nil {
+			return nil, err2
+		}
+		if scratch, err = os.MkdirTemp(filepath.Join(r.GitDir, "venom", "tmp"), "ignore-"); err != nil {
+			return nil, err
+		}
+	}
+	defer os.RemoveAll(scratch)
+	for _, gi := range specs {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("cat-file: short output")
+		}
+		head := string(out[:nl])
+		out = out[nl+1:]
+		if strings.HasSuffix(head, " missing") || strings.HasSuffix(head, " ambiguous") {
+			continue
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("cat-file: unexpected header %q", head)
+		}
+		var size int
+		fmt.Sscan(f[2], &size)
+		if len(out) < size+1 {
+			return nil, fmt.Errorf("cat-file: short object")
+		}
+		body := out[:size]
+		out = out[size+1:]
+		if f[1] != "blob" {
+			continue
+		}
+		dst := filepath.Join(scratch, filepath.FromSlash(gi))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, body, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	// GIT_WORK_TREE is the scratch tree; GIT_DIR stays the repository's, so
+	// info/exclude and core.excludesFile apply as they do now.
+	o := Options{Stdin: bytes.NewReader(NulList(paths)), NoWorkTree: true, Dir: scratch,
+		Env: []string{"GIT_WORK_TREE=" + scratch}}
+	out, err = r.Run(ctx, o, "check-ignore", "--no-index", "-z", "--stdin")
+	if err != nil && !IsExit(err, 1) {
+		return nil, fmt.Errorf("checking the target's ignore rules: %w", err)
+	}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			res[p] = true
+		}
+	}
+	return res, nil
+}

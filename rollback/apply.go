@@ -1,0 +1,340 @@
+package rollback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/failpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// apply is RFC 7.4 steps 2 to 7 for a checked plan. The caller holds the
+// rollback, agent and tree locks.
+func (p *plan) apply(ctx context.Context) (*Result, error) {
+	t, a := p.tree, p.agent
+	res := p.res
+	// Step 2: the safety checkpoint, from S itself. Until it exists and is
+	// logged, nothing is written (invariant 2).
+	var through *string
+	if last := a.LastEnded(); last != nil {
+		s := last.ID()
+		through = &s
+	}
+	safety, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonPreRollback, Locked: true,
+		Snapshot: p.snap, ThroughTurn: &through})
+	if err != nil {
+		return nil, err
+	}
+	res.Safety = safety.Checkpoint.Checkpoint
+	failpoint.Hit("rollback.safety-taken")
+	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path()}
+	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.started")
+	}
+	failpoint.Hit("rollback.started")
+	ended := journal.RollbackEnded{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Path: t.Path()}
+
+	// Step 3 needs no harness call: a Claude Code rewind names the new
+	// session now and the next start makes the copy (RFC 8).
+	// Steps 4 and 5: files, then HEAD.
+	ap := &applier{plan: p, w: newWorktree(t.Path(), append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...))}
+	if err := ap.run(ctx); err != nil {
+		code, data := ap.recover(ctx, err)
+		ended.Code = code
+		if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
+			err = multierror.Append(err, lerr)
+		}
+		data["safety"] = res.Safety
+		msg := "the rollback failed and was undone: the tree is as it was before"
+		if code == "failed.rollback_partial" {
+			msg = "the rollback failed and could not be fully undone"
+		}
+		return nil, rfcerr.Wrap(code, err, data, "%s", msg).
+			WithHint("the safety checkpoint %s holds the tree as it was: `git venom-plan %s --restore files`", res.Safety, res.Safety)
+	}
+
+	// Step 6: capture again and compare with what the plan expected.
+	after, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
+		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)})
+	exact := false
+	if err == nil {
+		res.After = after.Checkpoint.Checkpoint
+		ended.After = res.After
+		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree)
+		if err != nil {
+			exact = false
+		}
+	}
+	res.Exact = &exact
+	failpoint.Hit("rollback.verified")
+
+	// Step 7: one log commit.
+	ended.OK = true
+	ended.Drops = res.Conversation.Drops
+	entries := []journal.Entry{{Type: journal.TypeRollbackEnded, Body: ended}}
+	if p.binding != nil && res.Conversation.Rewinds {
+		entries = append(entries, journal.Entry{Type: journal.TypeAgentBinding, Body: *p.binding})
+	}
+	if p.note != "" {
+		for _, id := range append([]string{a.ID}, res.SharedWith...) {
+			entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: id, Text: p.note, Rollback: res.Safety, Path: t.Path()}})
+		}
+	}
+	if _, err := t.Log.Append(entries...); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.ended")
+	}
+	res.DryRun = false
+	return &res, nil
+}
+
+func ptrOf(target *string, current *string, rewinds bool) **string {
+	if rewinds {
+		return &target
+	}
+	return &current
+}
+
+// exact implements RFC 7.4 step 6: the after tree differs from S in exactly
+// the planned paths, each with T's entry (or removed).
+func (p *plan) exact(ctx context.Context, after string) (bool, error) {
+	changes, err := p.tree.Repo.DiffTrees(ctx, string(p.snap.Tree), after)
+	if err != nil {
+		return false, err
+	}
+	want := map[string]plumbing.TreeChange{}
+	for _, c := range p.deletes {
+		want[c.Path] = c
+	}
+	for _, c := range p.writes {
+		want[c.Path] = c
+	}
+	vanish := map[string]bool{}
+	for _, path := range p.ignoredAtT {
+		vanish[path] = true
+	}
+	seen := 0
+	for _, c := range changes {
+		if vanish[c.Path] && c.DstMode == "000000" {
+			continue
+		}
+		w, ok := want[c.Path]
+		if !ok || w.DstMode != c.DstMode || w.Dst != c.Dst {
+			return false, nil
+		}
+		seen++
+	}
+	return seen == len(want), nil
+}
+
+// applier carries out the file and HEAD steps and knows how to undo them.
+type applier struct {
+	plan      *plan
+	w         *worktree
+	backupDir string
+	backups   map[string]string // path -> hard link of the file it replaced
+	touched   bool              // any file was written or removed
+	headMoved bool
+	indexCopy string // copy of the user's index taken before it was reset
+}
+
+// run deletes, writes and moves HEAD. Before each delete and before the
+// writes, each path is checked again as it is now; a path that became
+// blocked is skipped and the result will say exact: false.
+func (ap *applier) run(ctx context.Context) error {
+	p := ap.plan
+	r := p.tree.Repo
+	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
+	byDepth(deletes)
+	for _, c := range deletes {
+		if ok, _ := ap.w.checkDelete(c.Path); !ok {
+			continue
+		}
+		if err := ap.w.remove(c.Path); err != nil {
+			return fmt.Errorf("removing %s: %w", c.Path, err)
+		}
+		ap.touched = true
+	}
+	failpoint.Hit("rollback.deleted")
+	var writes []plumbing.TreeChange
+	perms := map[string]os.FileMode{}
+	for _, c := range p.writes {
+		if ok, _ := ap.w.checkWrite(c, false); !ok {
+			continue
+		}
+		writes = append(writes, c)
+		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(c.Path))
+		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
+			// Keep a hard link to the file checkout-index unlinks, so a
+			// failing smudge filter cannot leave it deleted (CASES BR-36).
+			ap.backup(c.Path, abs)
+			// Same git mode: keep the file's own permission bits, so a
+			// 0600 file is not widened to 0644 (CASES BR-41).
+			if c.SrcMode == c.DstMode {
+				perms[c.Path] = st.Mode().Perm()
+			}
+		}
+	}
+	if len(writes) > 0 {
+		ap.touched = true
+		if err := r.Checkout(ctx, writes); err != nil {
+			return err
+		}
+	}
+	for path, perm := range perms {
+		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(path))
+		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() && st.Mode().Perm() != perm {
+			if err := os.Chmod(abs, perm); err != nil {
+				return fmt.Errorf("keeping the mode of %s: %w", path, err)
+			}
+		}
+	}
+	failpoint.Hit("rollback.written")
+	if p.headMove {
+		// Keep the user's index to put back if the move fails.
+		cp, err := r.PrivateIndex("user-index")
+		if err != nil {
+			return err
+		}
+		if err := plumbing.CopyKeepMtime(r.RealIndex(), cp); err != nil {
+			return fmt.Errorf("saving the index before moving HEAD: %w", err)
+		}
+		ap.indexCopy = cp
+		if err := r.MoveHead(ctx, p.branch, p.headTo, p.headFrom, "venom rollback "+p.agent.ID+" to "+p.target.ID()); err != nil {
+			return fmt.Errorf("moving HEAD: %w", err)
+		}
+		ap.headMoved = true
+		failpoint.Hit("rollback.head-moved")
+		if err := r.ResetIndex(ctx, p.headTo); err != nil {
+			return err
+		}
+	}
+	ap.cleanup()
+	return nil
+}
+
+// backup hard-links the file at abs into the scratch directory. A failure
+// only means no backup: the undo then rewrites S's content from the safety
+// checkpoint.
+func (ap *applier) backup(rel, abs string) {
+	if ap.backups == nil {
+		ap.backups = map[string]string{}
+		d, err := ap.plan.tree.Repo.TmpDir()
+		if err != nil {
+			return
+		}
+		if ap.backupDir, err = os.MkdirTemp(d, "backup-"); err != nil {
+			return
+		}
+	}
+	if ap.backupDir == "" {
+		return
+	}
+	b := filepath.Join(ap.backupDir, strconv.Itoa(len(ap.backups)))
+	if os.Link(abs, b) == nil {
+		ap.backups[rel] = b
+	}
+}
+
+func (ap *applier) cleanup() {
+	if ap.backupDir != "" {
+		os.RemoveAll(ap.backupDir)
+	}
+	if ap.indexCopy != "" {
+		plumbing.RemovePrivateIndex(ap.indexCopy)
+	}
+}
+
+// recover implements RFC 7.6 after a failure: put back the files the
+// writes replaced, HEAD and the index, then run the recipe from the current
+// state back to S and check that a capture matches S again. It returns
+// failed.rollback_undone when it does, else failed.rollback_partial.
+func (ap *applier) recover(ctx context.Context, cause error) (string, map[string]any) {
+	p := ap.plan
+	r := p.tree.Repo
+	defer ap.cleanup()
+	var errs *multierror.Error
+	for rel, b := range ap.backups {
+		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(rel))
+		if err := os.Rename(b, abs); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
+		}
+	}
+	if ap.headMoved {
+		if err := r.MoveHead(ctx, p.branch, p.headFrom, p.headTo, "venom rollback undone"); err != nil {
+			errs = multierror.Append(errs, err)
+		}
+	}
+	if ap.indexCopy != "" {
+		if err := os.Rename(ap.indexCopy, r.RealIndex()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = multierror.Append(errs, fmt.Errorf("putting back the index: %w", err))
+		}
+	}
+	if errs.ErrorOrNil() == nil && ap.touched {
+		if err := ap.backToS(ctx); err != nil {
+			errs = multierror.Append(errs, err)
+		}
+	}
+	state := "as before"
+	if errs.ErrorOrNil() == nil {
+		snap, err := p.tree.CurrentTree(ctx)
+		if err != nil || snap.Tree != p.snap.Tree || snap.Head != p.snap.Head {
+			state = "mixed"
+		}
+	} else {
+		state = "mixed"
+	}
+	data := map[string]any{"repo": ".", "reason": cause.Error()}
+	if state != "as before" {
+		data = map[string]any{"repos": []map[string]any{{"repo": ".", "state": state, "reason": cause.Error()}}}
+		return "failed.rollback_partial", data
+	}
+	return "failed.rollback_undone", data
+}
+
+// backToS runs the recipe from the tree as it is now to S.
+func (ap *applier) backToS(ctx context.Context) error {
+	p := ap.plan
+	cur, err := p.tree.CurrentTree(ctx)
+	if err != nil {
+		return err
+	}
+	changes, err := p.tree.Repo.DiffTrees(ctx, string(cur.Tree), string(p.snap.Tree))
+	if err != nil {
+		return err
+	}
+	w := newWorktree(p.tree.Path(), changes)
+	var deletes, writes []plumbing.TreeChange
+	for _, c := range changes {
+		if isGitlink(c) {
+			continue
+		}
+		if c.DstMode == "000000" {
+			deletes = append(deletes, c)
+		} else {
+			writes = append(writes, c)
+		}
+	}
+	byDepth(deletes)
+	for _, c := range deletes {
+		if ok, _ := w.checkDelete(c.Path); ok {
+			if err := w.remove(c.Path); err != nil {
+				return err
+			}
+		}
+	}
+	var ok []plumbing.TreeChange
+	for _, c := range writes {
+		if good, _ := w.checkWrite(c, false); good {
+			ok = append(ok, c)
+		}
+	}
+	return p.tree.Repo.Checkout(ctx, ok)
+}

@@ -1,0 +1,151 @@
+package rollback
+
+import (
+	"context"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// Classes of RFC 7.3: who changed a path between the target and now.
+const (
+	ClassAgent   = "agent"
+	ClassTurn    = "turn"
+	ClassOutside = "outside"
+)
+
+// point is a capture on the way from T to S: its seq, tree-ish (commit),
+// reason and turn. A failed capture, or one whose checkpoint was pruned,
+// has no commit and breaks the windows around it into one gap.
+type point struct {
+	seq    int64
+	commit string
+	reason string
+	turn   string
+}
+
+// window is a pair of consecutive captures (RFC 7.3): kind is "turn",
+// "rollback" or "gap"; turn names the turn of a turn window.
+type window struct {
+	from, to point
+	kind     string
+	turn     string
+}
+
+// windows builds RFC 7.3's windows for agent a in tree path, from the
+// target's capture to now (S, seq +inf, commit sTree). Other agents using
+// the tree make a window a gap when one of their turns overlapped it.
+func windows(st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string) []window {
+	broken := false
+	var out []window
+	var prev *point
+	add := func(p point, brk bool) {
+		if prev != nil {
+			w := window{from: *prev, to: p, kind: "gap"}
+			switch {
+			case brk:
+			case p.reason == checkpoint.ReasonRollback:
+				w.kind = "rollback"
+			case prev.turn != "" && prev.turn == p.turn && prev.reason != checkpoint.ReasonTurnEnd &&
+				p.reason != checkpoint.ReasonTurnStart && p.seq != 0 && !sharedTurn(st, a, path, prev.seq, p.seq):
+				w.kind, w.turn = "turn", p.turn
+			}
+			out = append(out, w)
+		}
+		pp := p
+		prev = &pp
+	}
+	for _, c := range a.Captures {
+		if c.Seq < target.Seq || c.Path != path {
+			continue
+		}
+		if c.Type == journal.TypeCheckpointFailed {
+			broken = true
+			continue
+		}
+		sv := a.Checkpoint(c.Checkpoint)
+		if sv == nil || sv.Pruned || len(sv.Rec.Repos) == 0 {
+			broken = true
+			continue
+		}
+		p := point{seq: c.Seq, commit: sv.Rec.Repos[0].Commit, reason: c.Reason, turn: c.Turn}
+		add(p, broken)
+		broken = false
+	}
+	// The last window, from the newest capture to S, is always a gap.
+	if prev != nil {
+		out = append(out, window{from: *prev, to: point{commit: sTree}, kind: "gap"})
+	}
+	return out
+}
+
+// sharedTurn reports whether another agent using tree path had a turn
+// running at any time between seqs lo and hi.
+func sharedTurn(st *journal.State, a *journal.Agent, path string, lo, hi int64) bool {
+	for id, o := range st.Agents {
+		if id == a.ID {
+			continue
+		}
+		if _, ok := o.Trees[path]; !ok {
+			continue
+		}
+		for _, t := range o.Turns {
+			if t.StartSeq < hi && (t.EndSeq == 0 || t.EndSeq > lo) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classify returns RFC 7.3's class for each of paths (the paths that differ
+// between S and T): outside when a gap changed it, agent when a turn window
+// changed it and an edit record of that turn inside the window names it,
+// turn otherwise.
+func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string, paths map[string]bool) (map[string]string, error) {
+	class := make(map[string]string, len(paths))
+	for p := range paths {
+		class[p] = ClassTurn
+	}
+	edited := map[string]bool{} // path that a turn window's edit names and changed
+	for _, w := range windows(st, a, path, target, sTree) {
+		if w.from.commit == w.to.commit || w.kind == "rollback" {
+			continue
+		}
+		changes, err := r.DiffTrees(ctx, w.from.commit, w.to.commit)
+		if err != nil {
+			return nil, err
+		}
+		var names map[string]bool
+		if w.kind == "turn" {
+			names = map[string]bool{}
+			for _, e := range a.Edits {
+				if e.Turn == w.turn && e.Seq > w.from.seq && e.Seq < w.to.seq && (e.Path == "" || e.Path == path) {
+					for _, p := range e.Paths {
+						names[p] = true
+					}
+				}
+			}
+		}
+		for _, c := range changes {
+			if !paths[c.Path] {
+				continue
+			}
+			switch w.kind {
+			case "gap":
+				class[c.Path] = ClassOutside
+			case "turn":
+				if names[c.Path] {
+					edited[c.Path] = true
+				}
+			}
+		}
+	}
+	for p := range edited {
+		if class[p] != ClassOutside {
+			class[p] = ClassAgent
+		}
+	}
+	return class, nil
+}

@@ -1,0 +1,740 @@
+// Package rollback implements RFC 6 and 7: the preflight, the plan and its
+// digest (the dry run), the real call that applies a plan path by path after
+// a safety checkpoint, HEAD in unguarded trees, and the undo when git fails.
+// It never prints, parses flags or exits.
+package rollback
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// Options are agent.rollback's parameters (RFC 11.1). Restore is "all"
+// (default) or "files"; Outside is "", "refuse", "keep" or "overwrite"
+// ("" means refuse in a guarded tree and overwrite elsewhere). A dry run has
+// DryRun set and no Plan; a real call has a Plan.
+type Options struct {
+	Agent      string
+	Checkpoint string
+	Restore    string
+	Outside    string
+	KeepHead   bool
+	DryRun     bool
+	Plan       string
+	// Caller is "agent" when an agent's harness runs the command (RFC 11.4),
+	// else "person".
+	Caller string
+}
+
+// File is one member of repos[].files (RFC 11.1): Change is create,
+// modify or delete (what the rollback does), Class agent, turn or outside
+// (RFC 7.3).
+type File struct {
+	Path   string `json:"path"`
+	Change string `json:"change"`
+	Class  string `json:"class"`
+}
+
+// Left is one member of repos[].left (RFC 7.4): a path the rollback does
+// not touch, and why.
+type Left struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Head says what happens to HEAD (RFC 11.1): From and To are commits (nil
+// when unborn), Commits the number of commits it leaves behind.
+type Head struct {
+	Moves   bool    `json:"moves"`
+	From    *string `json:"from"`
+	To      *string `json:"to"`
+	Commits int     `json:"commits"`
+}
+
+// Repo is one member of the result's repos[].
+type Repo struct {
+	Repo         string   `json:"repo"`
+	Path         string   `json:"path"`
+	Head         Head     `json:"head"`
+	Files        []File   `json:"files"`
+	Left         []Left   `json:"left"`
+	IgnoredEdits []string `json:"ignored_edits"`
+}
+
+// Conversation is the result's conversation member (RFC 8, 11.1). Resume is
+// the toolkit's addition: the exact argv that continues the rewound
+// conversation, when the harness resumes by command.
+type Conversation struct {
+	Rewinds        bool     `json:"rewinds"`
+	ThroughTurn    *string  `json:"through_turn"`
+	Drops          []string `json:"drops"`
+	HarnessSession string   `json:"harness_session,omitempty"`
+	Resume         []string `json:"resume,omitempty"`
+}
+
+// Result is agent.rollback's result (RFC 11.1). Plan and Guarded are for a
+// dry run; Safety, After and Exact for a real call. Note is the text the
+// agent is told after a files-only rollback (RFC 8).
+type Result struct {
+	Agent        string       `json:"agent"`
+	Checkpoint   string       `json:"checkpoint"`
+	DryRun       bool         `json:"dry_run"`
+	Plan         string       `json:"plan,omitempty"`
+	Restore      string       `json:"restore"`
+	Guarded      *bool        `json:"guarded,omitempty"`
+	Conversation Conversation `json:"conversation"`
+	SharedWith   []string     `json:"shared_with"`
+	Children     []string     `json:"children"`
+	Repos        []Repo       `json:"repos"`
+	Safety       string       `json:"safety,omitempty"`
+	After        string       `json:"after,omitempty"`
+	Exact        *bool        `json:"exact,omitempty"`
+	Note         string       `json:"note,omitempty"`
+}
+
+// plan is a computed plan: the result to show and what the real call
+// needs to apply it.
+type plan struct {
+	res      Result
+	tree     *checkpoint.Tree
+	st       *journal.State
+	agent    *journal.Agent
+	target   *journal.Saved
+	snap     *plumbing.Snapshot
+	deletes  []plumbing.TreeChange
+	writes   []plumbing.TreeChange
+	headMove bool
+	headFrom plumbing.OID
+	headTo   plumbing.OID
+	branch   string
+	guarded  bool
+	digest   string
+	binding  *journal.AgentBinding
+	// ignoredAtT are paths kept because T's rules ignore them: once T's
+	// .gitignore is back they leave the capture, which is as planned.
+	ignoredAtT []string
+	note       string
+}
+
+// Run implements agent.rollback: with o.DryRun the dry run of RFC 7.2 (it
+// writes no ref and no log record and returns the plan id), otherwise the
+// real call of RFC 7.4, which repeats the preflight and capture, refuses a
+// stale plan, and applies it. Errors carry their RFC 11.3 codes.
+func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	st, err := t.Log.Load()
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	if _, err := t.CloseInterrupted(st); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "closing an interrupted rollback")
+	}
+	if _, _, err := preflightState(ctx, t, st, o); err != nil {
+		return nil, err
+	}
+	// Items 5 and 6: a rollback or a capture of this agent under way.
+	rl, err := journal.TryLock(t.Log.LockPath(checkpoint.RollbackLock(t.Path())), true)
+	if err != nil {
+		return nil, rfcerr.New("conflict.rollback_running", map[string]any{"agent": o.Agent},
+			"a rollback of this tree is running").WithHint("wait for it to finish")
+	}
+	defer rl.Unlock()
+	al, err := journal.TryLock(t.Log.LockPath(checkpoint.AgentLock(o.Agent)), true)
+	if err != nil {
+		return nil, pendingErr(o.Agent)
+	}
+	defer al.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	tl, err := journal.WaitLock(wctx, t.Log.LockPath(checkpoint.TreeLock(t.Path())), true)
+	cancel()
+	if err != nil {
+		return nil, pendingErr(o.Agent)
+	}
+	defer tl.Unlock()
+	// Re-read under the locks: what we checked may have changed.
+	if st, err = t.Log.Load(); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	}
+	p, err := compute(ctx, t, st, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		return &p.res, nil
+	}
+	if o.Plan != p.digest {
+		return nil, rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint},
+			"the tree, HEAD or the choices changed since plan %s was made (now %s)", o.Plan, p.digest).
+			WithHint("run `git venom-plan %s` again and read the new plan before you confirm it", o.Checkpoint)
+	}
+	return p.apply(ctx)
+}
+
+func pendingErr(agent string) error {
+	return rfcerr.New("conflict.checkpoint_pending", map[string]any{"agent": agent},
+		"a capture of agent %s is running in this tree", agent).WithHint("retry in a moment")
+}
+
+func (o *Options) check() error {
+	if o.Restore == "" {
+		o.Restore = "all"
+	}
+	if o.Restore != "all" && o.Restore != "files" {
+		return rfcerr.New("invalid_params.restore", map[string]any{"restore": o.Restore}, "--restore must be all or files, not %q", o.Restore)
+	}
+	switch o.Outside {
+	case "", "refuse", "keep", "overwrite":
+	default:
+		return rfcerr.New("invalid_params.outside", map[string]any{"outside": o.Outside}, "--outside must be refuse, keep or overwrite, not %q", o.Outside)
+	}
+	if o.DryRun == (o.Plan != "") {
+		return rfcerr.New("invalid_params.plan", nil, "give either a dry run or the plan it printed, not both or neither").
+			WithHint("run `git venom-plan %s` first, then `git venom-rollback %s --plan <id>`", o.Checkpoint, o.Checkpoint)
+	}
+	return nil
+}
+
+// preflightState runs RFC 7.1's checks that need only the log: items 1 and
+// 4 (and 11.4's caller rule, before anything is captured).
+func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (*journal.Agent, *journal.Saved, error) {
+	a := st.Agents[o.Agent]
+	if a == nil {
+		return nil, nil, rfcerr.New("not_found.agent", map[string]any{"agent": o.Agent}, "no agent %s in this repository's log", o.Agent).
+			WithHint("`git venom-checkpoint list --agent <id>`; GIT_VENOM_AGENT sets the default")
+	}
+	target, err := t.Find(ctx, st, o.Agent, o.Checkpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	if open := a.OpenTurn(); open != nil {
+		since := ""
+		for _, c := range a.Captures {
+			if c.Turn == open.ID() && c.Reason == checkpoint.ReasonTurnStart {
+				if s := a.Checkpoint(c.Checkpoint); s != nil {
+					since = " since " + s.Rec.At
+				}
+			}
+		}
+		return nil, nil, rfcerr.New("conflict.turn_running", map[string]any{"agent": o.Agent, "turn": open.ID()},
+			"turn %s of %s is still open%s", open.ID(), o.Agent, since).
+			WithHint("stop the agent first; if it was interrupted, end the turn with `git venom-checkpoint --agent %s --reason turn_end`", o.Agent)
+	}
+	if !o.DryRun && o.Caller == "agent" && guarded(t, st, a) {
+		return nil, nil, rfcerr.New("denied.agent_caller", map[string]any{"agent": o.Agent},
+			"an agent may not roll back a guarded tree: a person's work can only be overwritten by a person").
+			WithHint("ask the person to run `git venom-rollback` themselves; a dry run (`git venom-plan`) is allowed")
+	}
+	return a, target, nil
+}
+
+// sharers lists the other non-archived agents registered in the tree.
+func sharers(t *checkpoint.Tree, st *journal.State, a *journal.Agent) []string {
+	var out []string
+	for id, o := range st.Agents {
+		if id == a.ID {
+			continue
+		}
+		if _, ok := o.Trees[t.Path()]; ok {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// guarded implements RFC 6: an in_place tree, or any tree another
+// non-archived agent also uses.
+func guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
+	iso, ok := a.Trees[t.Path()]
+	if !ok {
+		iso = checkpoint.IsolationWorktree
+		if t.Main() {
+			iso = checkpoint.IsolationInPlace
+		}
+	}
+	return iso == checkpoint.IsolationInPlace || len(sharers(t, st, a)) > 0
+}
+
+// compute runs the rest of the preflight (RFC 7.1 items 9 to 13), captures
+// S and builds the plan and its digest (RFC 7.2).
+func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (*plan, error) {
+	a, target, err := preflightState(ctx, t, st, o)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{tree: t, st: st, agent: a, target: target, guarded: guarded(t, st, a)}
+	shared := sharers(t, st, a)
+	var live []string
+	for _, id := range shared {
+		if st.Agents[id].OpenTurn() != nil {
+			live = append(live, id)
+		}
+	}
+	if len(live) > 0 {
+		return nil, rfcerr.New("conflict.tree_shared", map[string]any{"agents": live},
+			"agent(s) %s share this tree and have a turn running", strings.Join(live, ", ")).
+			WithHint("wait until their turns end")
+	}
+	if op := t.Repo.Operation(); op != "" {
+		return nil, rfcerr.New("conflict.git_operation", map[string]any{"repo": ".", "operation": op},
+			"a %s is in progress in %s", op, t.Path()).
+			WithHint("finish or abort the %s first; venom never aborts it for you", op)
+	}
+	conv, binding, err := conversation(t, a, target, o)
+	if err != nil {
+		return nil, err
+	}
+	p.binding = binding
+	if o.Restore == "files" {
+		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
+	}
+	p.snap, err = t.CurrentTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tr := target.Rec.Repos[0]
+	repo := Repo{Repo: ".", Path: t.Path(), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
+	cur := optOID(p.snap.Head)
+	repo.Head = Head{From: cur, To: cur}
+	if !p.guarded && !o.KeepHead {
+		if err := p.checkHead(ctx, tr, &repo.Head); err != nil {
+			return nil, err
+		}
+	}
+
+	changes, err := t.Repo.DiffTrees(ctx, string(p.snap.Tree), tr.Commit)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "comparing S with %s", target.ID())
+	}
+	paths := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		paths[c.Path] = true
+	}
+	class, err := classify(ctx, t.Repo, st, a, t.Path(), target, string(p.snap.Tree), paths)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "finding who changed what")
+	}
+	outside := o.Outside
+	if outside == "" {
+		outside = "overwrite"
+		if p.guarded {
+			outside = "refuse"
+		}
+	}
+	if outside == "refuse" {
+		var out []string
+		for _, c := range changes {
+			if class[c.Path] == ClassOutside && !isGitlink(c) {
+				out = append(out, c.Path)
+			}
+		}
+		if len(out) > 0 {
+			return nil, rfcerr.New("conflict.outside_edits", map[string]any{"repos": []map[string]any{{"repo": ".", "paths": out}}},
+				"%d path(s) changed outside the agent's turns; choose --outside=keep or --outside=overwrite", len(out)).
+				WithHint("outside: %s", strings.Join(out, ", ")).
+				WithHint("keep leaves them as they are; overwrite restores them too (their content stays in the safety checkpoint)")
+		}
+	}
+
+	skipped := map[string]string{}
+	for _, s := range tr.Skipped {
+		skipped[s.Path] = s.Reason
+	}
+	for _, s := range p.snap.Skipped {
+		skipped[s.Path] = s.Reason
+	}
+	left := map[string]bool{}
+	addLeft := func(l Left) {
+		if !left[l.Path] {
+			left[l.Path] = true
+			repo.Left = append(repo.Left, l)
+		}
+	}
+	var cands []plumbing.TreeChange
+	for _, c := range changes {
+		switch {
+		case isGitlink(c):
+			d := ""
+			if c.DstMode == "160000" {
+				d = string(c.Dst)
+			}
+			addLeft(Left{Path: c.Path, Reason: "gitlink", Detail: d})
+		case skipped[c.Path] != "":
+			addLeft(Left{Path: c.Path, Reason: skipped[c.Path]})
+		case class[c.Path] == ClassOutside && outside == "keep":
+			addLeft(Left{Path: c.Path, Reason: "outside"})
+		default:
+			cands = append(cands, c)
+		}
+	}
+	// A file T's own ignore rules ignore was never T's to record: its
+	// absence from T says nothing, so it is never deleted (CASES BR-05 B).
+	var dels []string
+	for _, c := range cands {
+		if c.DstMode == "000000" {
+			dels = append(dels, c.Path)
+		}
+	}
+	ignoredAtT, err := t.Repo.IgnoredAt(ctx, plumbing.OID(tr.Commit), dels)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "check-ignore"}, "reading the target's ignore rules")
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if ignoredAtT[c.Path] {
+			addLeft(Left{Path: c.Path, Reason: "ignored_at_target"})
+			p.ignoredAtT = append(p.ignoredAtT, c.Path)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	cands = kept
+	w := newWorktree(t.Path(), cands)
+	for _, l := range w.blocked() {
+		addLeft(l)
+	}
+	for _, c := range cands {
+		if left[c.Path] {
+			continue
+		}
+		if c.Dst.Zero() && c.DstMode == "000000" {
+			p.deletes = append(p.deletes, c)
+		} else {
+			p.writes = append(p.writes, c)
+		}
+		repo.Files = append(repo.Files, File{Path: c.Path, Change: changeOf(c), Class: class[c.Path]})
+	}
+	// Too-big files are listed even when they are in neither tree: the
+	// rollback cannot say anything about them (CASES BR-01, BR-24).
+	var big []string
+	for pth, why := range skipped {
+		if why == "too_big" && !left[pth] {
+			big = append(big, pth)
+		}
+	}
+	sort.Strings(big)
+	for _, pth := range big {
+		addLeft(Left{Path: pth, Reason: "too_big"})
+	}
+	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target); err != nil {
+		return nil, err
+	}
+	p.res = Result{Agent: o.Agent, Checkpoint: target.ID(), DryRun: o.DryRun, Restore: o.Restore,
+		Conversation: conv, SharedWith: nonNil(shared), Children: []string{}, Repos: []Repo{repo}, Note: p.note}
+	if o.DryRun {
+		g := p.guarded
+		p.res.Guarded = &g
+	}
+	p.digest = Digest(target.ID(), o.Restore, o.Outside, o.KeepHead, string(p.snap.Tree), p.snap.Head)
+	if o.DryRun {
+		p.res.Plan = p.digest
+	}
+	return p, nil
+}
+
+func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
+
+func changeOf(c plumbing.TreeChange) string {
+	switch {
+	case c.SrcMode == "000000":
+		return "create"
+	case c.DstMode == "000000":
+		return "delete"
+	}
+	return "modify"
+}
+
+func optOID(o plumbing.OID) *string {
+	if o == "" {
+		return nil
+	}
+	s := string(o)
+	return &s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Digest is RFC 7.2's plan id: "p1-" and the first 16 hex digits of the
+// SHA-256 of the canonical JSON of the checkpoint, the choices and S's tree
+// and HEAD, with no spaces. outside is "" for "not given" (null).
+func Digest(checkpointID, restore, outside string, keepHead bool, tree string, head plumbing.OID) string {
+	type repo struct {
+		Repo string  `json:"repo"`
+		Tree string  `json:"tree"`
+		Head *string `json:"head"`
+	}
+	type doc struct {
+		Checkpoint string  `json:"checkpoint"`
+		Restore    string  `json:"restore"`
+		Outside    *string `json:"outside"`
+		KeepHead   bool    `json:"keep_head"`
+		Repos      []repo  `json:"repos"`
+	}
+	d := doc{Checkpoint: checkpointID, Restore: restore, KeepHead: keepHead, Repos: []repo{{Repo: ".", Tree: tree, Head: optOID(head)}}}
+	if outside != "" {
+		d.Outside = &outside
+	}
+	b, _ := json.Marshal(d)
+	sum := sha256.Sum256(b)
+	return "p1-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// checkHead implements RFC 7.5's checks for an unguarded tree: HEAD goes
+// back to the checkpoint's head when that is an ancestor on the same branch
+// and none of the commits it drops is on a remote-tracking ref.
+func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) error {
+	cur := p.snap.Head
+	if tr.Head != nil && plumbing.OID(*tr.Head) == cur {
+		return nil
+	}
+	if tr.Head == nil && cur == "" {
+		return nil
+	}
+	data := map[string]any{"repo": ".", "expected": tr.Head, "actual": optOID(cur)}
+	if tr.Branch != "" {
+		data["branch"] = tr.Branch
+	}
+	moved := func(format string, args ...any) error {
+		return rfcerr.New("conflict.head_moved", data, format, args...).
+			WithHint("--keep-head restores the files and leaves HEAD where it is")
+	}
+	if tr.Head == nil {
+		return moved("the checkpoint was taken before the first commit; HEAD cannot go back to nothing")
+	}
+	if cur == "" {
+		return moved("HEAD has no commit now, but the checkpoint's HEAD was %s", short(*tr.Head))
+	}
+	if tr.Branch != p.snap.Branch {
+		return moved("HEAD is on %s, but the checkpoint was taken on %s", branchName(p.snap.Branch), branchName(tr.Branch))
+	}
+	th := plumbing.OID(*tr.Head)
+	ok, err := p.tree.Repo.IsAncestor(ctx, th, cur)
+	if err != nil {
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "merge-base"}, "checking ancestry")
+	}
+	if !ok {
+		return moved("the checkpoint's HEAD %s is not an ancestor of HEAD %s (history was rewritten)", short(string(th)), short(string(cur)))
+	}
+	parents, order, err := p.tree.Repo.RevListParents(ctx, cur, th)
+	if err != nil {
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "rev-list"}, "listing the commits HEAD would leave")
+	}
+	// A dropped commit on a remote-tracking ref is also below one of the
+	// dropped commits whose parents are all kept (the roots), so checking
+	// the roots finds every pushed one.
+	var pushed []string
+	refSet := map[string]bool{}
+	for _, c := range order {
+		root := true
+		for _, par := range parents[c] {
+			if _, in := parents[par]; in {
+				root = false
+			}
+		}
+		if !root {
+			continue
+		}
+		rr, err := p.tree.Repo.RemoteRefsContaining(ctx, c)
+		if err != nil {
+			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "for-each-ref"}, "checking remote-tracking refs")
+		}
+		if len(rr) > 0 {
+			pushed = append(pushed, string(c))
+			for _, r := range rr {
+				refSet[r] = true
+			}
+		}
+	}
+	if len(pushed) > 0 {
+		var rs []string
+		for r := range refSet {
+			rs = append(rs, r)
+		}
+		sort.Strings(rs)
+		return rfcerr.New("conflict.commits_pushed", map[string]any{"repo": ".", "commits": pushed, "refs": rs},
+			"moving HEAD back would drop %d commit(s) already on %s", len(pushed), strings.Join(rs, ", ")).
+			WithHint("--keep-head restores the files and leaves HEAD, so the next push needs no force")
+	}
+	if p.tree.Repo.IndexLocked() {
+		return rfcerr.New("conflict.index_locked", map[string]any{"repo": ".", "lock": p.tree.Repo.RealIndex() + ".lock"},
+			"another git process holds %s.lock, and moving HEAD must write the index", p.tree.Repo.RealIndex()).
+			WithHint("wait for that git command to finish; if none is running, the lock is stale and `git` says how to remove it")
+	}
+	p.headMove, p.headFrom, p.headTo, p.branch = true, cur, th, p.snap.Branch
+	h.Moves, h.To, h.Commits = true, optOID(th), len(order)
+	return nil
+}
+
+func branchName(b string) string {
+	if b == "" {
+		return "a detached HEAD"
+	}
+	return "branch " + b
+}
+
+func short(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}
+
+// ignoredEdits lists paths edit records named since the target that are
+// ignored now, so the rollback cannot restore them (RFC 11.1, CASES BR-07).
+func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, target *journal.Saved) ([]string, error) {
+	seen := map[string]bool{}
+	var paths []string
+	for _, e := range a.Edits {
+		if e.Seq <= target.Seq || (e.Path != "" && e.Path != t.Path()) {
+			continue
+		}
+		for _, p := range e.Paths {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return []string{}, nil
+	}
+	out, err := t.Repo.Run(ctx, plumbing.Options{Stdin: strings.NewReader(string(plumbing.NulList(paths)))},
+		"check-ignore", "-z", "--stdin")
+	if err != nil && !plumbing.IsExit(err, 1) {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "check-ignore"}, "checking ignored edits")
+	}
+	res := []string{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			res = append(res, p)
+		}
+	}
+	sort.Strings(res)
+	return res, nil
+}
+
+// Note is RFC 8's files-only note with {when} filled in: "after turn tN",
+// or "before your first turn" for a checkpoint taken before any turn ended.
+func Note(tmpl string, through *string) string {
+	when := "before your first turn"
+	if through != nil {
+		when = "after turn " + *through
+	}
+	return strings.ReplaceAll(tmpl, "{when}", when)
+}
+
+// conversation decides RFC 8's conversation member for the rollback, and
+// the binding a rewind records. restore=files never rewinds.
+func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o Options) (Conversation, *journal.AgentBinding, error) {
+	c := Conversation{ThroughTurn: target.Rec.ThroughTurn, Drops: []string{}}
+	if o.Restore == "files" {
+		return c, nil, nil
+	}
+	through := 0
+	if tt := target.Rec.ThroughTurn; tt != nil {
+		n, err := refs.ParseTurn(*tt)
+		if err != nil {
+			return c, nil, rfcerr.Wrap("failed.internal", err, nil, "reading the checkpoint's through_turn")
+		}
+		through = n
+	}
+	for _, tu := range a.Turns {
+		if tu.N > through && tu.EndSeq != 0 && !a.Dropped[tu.ID()] {
+			c.Drops = append(c.Drops, tu.ID())
+		}
+	}
+	if len(c.Drops) == 0 {
+		return c, nil, nil // nothing to rewind: works on any harness
+	}
+	c.Rewinds = true
+	if target.Rec.ThroughTurn == nil {
+		// Back to before the first turn: the next send starts a new
+		// conversation; no harness call is needed (RFC 8).
+		return c, &journal.AgentBinding{Agent: a.ID}, nil
+	}
+	why := ""
+	switch {
+	case target.Rec.MidTurn:
+		why = "mid_turn"
+	case target.Rec.Overlap:
+		why = "overlap"
+	case target.Rec.Reason == checkpoint.ReasonFork:
+		why = "fork"
+	case a.Dropped[*target.Rec.ThroughTurn]:
+		why = "dropped_turn"
+	}
+	files := func(why string) error {
+		return rfcerr.New("conflict.checkpoint_files_only", map[string]any{"why": why},
+			"checkpoint %s cannot bring the conversation back (%s)", target.ID(), why).
+			WithHint("--restore files restores the files and tells the agent")
+	}
+	if why != "" {
+		return c, nil, files(why)
+	}
+	var turn *journal.Turn
+	for _, tu := range a.Turns {
+		if tu.ID() == *target.Rec.ThroughTurn {
+			turn = tu
+		}
+	}
+	harness := ""
+	if turn != nil {
+		harness = turn.Harness
+	}
+	if !CanRewind(harness) {
+		name := harness
+		if name == "" {
+			name = "no harness"
+		}
+		return c, nil, rfcerr.New("unsupported.harness_capability", map[string]any{"fix": "--restore=files", "harness": harness},
+			"the conversation of %s (%s) cannot be rewound to %s", a.ID, name, *target.Rec.ThroughTurn).
+			WithHint("--restore files restores the files and leaves a note for the agent")
+	}
+	if turn.HarnessEnd == "" || turn.HarnessSession == "" {
+		return c, nil, files("no_harness_id")
+	}
+	c.HarnessSession = newUUID()
+	c.Resume = ResumeArgv(harness, turn.HarnessSession, turn.HarnessEnd, c.HarnessSession)
+	return c, &journal.AgentBinding{Agent: a.ID, Harness: harness, HarnessSession: c.HarnessSession,
+		ForkSource: turn.HarnessSession, ForkAt: turn.HarnessEnd}, nil
+}
+
+// CanRewind reports whether a harness can continue a conversation from a
+// past turn (RFC 8 rewind): Claude Code can, by resuming a fork of the
+// session at a message; the others cannot from a hook-driven toolkit.
+func CanRewind(harness string) bool { return harness == "claude-code" }
+
+// ResumeArgv is the command that resumes a rewound Claude Code
+// conversation (DESIGN.md section 6), flags in --flag=value form.
+func ResumeArgv(harness, session, at, newSession string) []string {
+	return []string{"claude", "--resume=" + session, "--resume-session-at=" + at, "--fork-session", "--session-id=" + newSession}
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

@@ -1,0 +1,217 @@
+package rollback
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// worktree checks and performs the rollback's own file operations: the
+// deletions and the checks before every delete or write (RFC 7.4). Git
+// writes the files; this never follows a symlinked parent and never removes
+// a file or non-empty directory that S does not hold.
+type worktree struct {
+	root    string
+	fs      billy.Filesystem // bound to root: refuses paths that escape it
+	deletes map[string]bool  // paths S holds that the plan deletes
+	changes []plumbing.TreeChange
+}
+
+func newWorktree(root string, changes []plumbing.TreeChange) *worktree {
+	w := &worktree{root: root, fs: osfs.New(root, osfs.WithBoundOS()), deletes: map[string]bool{}, changes: changes}
+	for _, c := range changes {
+		if c.DstMode == "000000" {
+			w.deletes[c.Path] = true
+		}
+	}
+	return w
+}
+
+// lstat is Lstat of a path relative to the root, through the bound
+// filesystem (which refuses a parent that resolves outside the root).
+func (w *worktree) lstat(rel string) (os.FileInfo, error) {
+	return w.fs.Lstat(filepath.FromSlash(rel))
+}
+
+// parents checks each parent directory of rel from the root down: it must
+// be a real directory, not a symlink or a file. It returns the first
+// component that is not ("" when all are, or when one does not exist, since
+// nothing below it can exist either) and whether it exists. A component the
+// plan deletes is accepted when allowDeleted: after the deletions it is gone.
+func (w *worktree) parents(rel string, allowDeleted bool) (bad string, err error) {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		q := strings.Join(parts[:i], "/")
+		st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return q, err
+		}
+		if st.IsDir() {
+			continue
+		}
+		if allowDeleted && w.deletes[q] {
+			return "", nil
+		}
+		return q, nil
+	}
+	return "", nil
+}
+
+// blocked returns the paths of the plan that must go to left with
+// ignored_in_the_way (RFC 7.4), as the tree is now: a write whose path or
+// parent holds something S does not (an ignored file, a non-empty folder),
+// and a delete under such a path, so the tree is not left matching neither
+// S nor T (CASES BR-32).
+func (w *worktree) blocked() []Left {
+	var out []Left
+	blockedDirs := map[string]string{}
+	for _, c := range w.changes {
+		if c.DstMode == "000000" {
+			continue
+		}
+		if ok, detail := w.checkWrite(c, true); !ok {
+			out = append(out, Left{Path: c.Path, Reason: "ignored_in_the_way", Detail: detail})
+			blockedDirs[c.Path] = detail
+		}
+	}
+	for _, c := range w.changes {
+		if c.DstMode != "000000" {
+			continue
+		}
+		if ok, detail := w.checkDelete(c.Path); !ok {
+			out = append(out, Left{Path: c.Path, Reason: "ignored_in_the_way", Detail: detail})
+			continue
+		}
+		for d, detail := range blockedDirs {
+			if strings.HasPrefix(c.Path, d+"/") {
+				out = append(out, Left{Path: c.Path, Reason: "ignored_in_the_way", Detail: detail})
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// checkDelete says whether rel may be unlinked now: no parent is a symlink
+// or file, and rel is a file or symlink (S holds it) or absent. A directory
+// there is something S does not hold.
+func (w *worktree) checkDelete(rel string) (bool, string) {
+	if bad, err := w.parents(rel, false); bad != "" || err != nil {
+		return false, bad
+	}
+	st, err := w.lstat(rel)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist), ""
+	}
+	if st.IsDir() {
+		return false, rel
+	}
+	return true, ""
+}
+
+// checkWrite says whether checkout-index may be handed c's path: it is
+// absent, a file or symlink that S holds, or a directory with nothing in
+// it but what the plan deletes (checkout-index -f removes a directory in
+// its way, ignored files and all: CASES BR-32). beforeDeletes is true at
+// plan time, when paths the plan deletes are still on disk.
+func (w *worktree) checkWrite(c plumbing.TreeChange, beforeDeletes bool) (bool, string) {
+	bad, err := w.parents(c.Path, beforeDeletes)
+	if err != nil || bad != "" {
+		return false, bad
+	}
+	st, err := w.lstat(c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, ""
+	}
+	if err != nil {
+		return false, c.Path
+	}
+	if !st.IsDir() {
+		if c.SrcMode != "000000" && c.SrcMode != "160000" {
+			return true, "" // S holds this file; its content is in the safety checkpoint
+		}
+		if beforeDeletes && w.deletes[c.Path] {
+			return true, ""
+		}
+		return false, c.Path
+	}
+	// A directory: every file below it must be one the plan deletes.
+	extra := ""
+	_ = filepath.WalkDir(filepath.Join(w.root, filepath.FromSlash(c.Path)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			extra = c.Path
+			return filepath.SkipAll
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(w.root, p)
+		rel = filepath.ToSlash(rel)
+		if !beforeDeletes || !w.deletes[rel] {
+			extra = rel
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return extra == "", extra
+}
+
+// remove unlinks rel (never following it) and then removes its parent
+// directories while they are empty, up to the root.
+func (w *worktree) remove(rel string) error {
+	abs := filepath.Join(w.root, filepath.FromSlash(rel))
+	st, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		// Only an empty directory can get here (checkDelete refuses others).
+		if err := os.Remove(abs); err != nil {
+			return err
+		}
+	} else if err := os.Remove(abs); err != nil {
+		return err
+	}
+	w.pruneParents(rel)
+	return nil
+}
+
+// pruneParents removes rel's parent directories that are empty, from the
+// deepest up, stopping at the first that is not (or is a symlink).
+func (w *worktree) pruneParents(rel string) {
+	for d := filepath.Dir(filepath.FromSlash(rel)); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+		abs := filepath.Join(w.root, d)
+		st, err := os.Lstat(abs)
+		if err != nil || !st.IsDir() {
+			return
+		}
+		if err := os.Remove(abs); err != nil {
+			return
+		}
+	}
+}
+
+// byDepth sorts deletions longest path first (RFC 7.4 recipe step 2), so
+// children go before their parents and a file can replace a folder.
+func byDepth(cs []plumbing.TreeChange) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		if len(cs[i].Path) != len(cs[j].Path) {
+			return len(cs[i].Path) > len(cs[j].Path)
+		}
+		return cs[i].Path > cs[j].Path
+	})
+}
