@@ -65,6 +65,10 @@ type TakeOptions struct {
 	Harness     Harness
 	ThroughTurn **string
 	Locked      bool
+	// Snapshot, when set, is used instead of a new capture: a rollback's
+	// safety checkpoint is made from the S its plan was checked against
+	// (RFC 7.4 step 2, "the same commits").
+	Snapshot *plumbing.Snapshot
 }
 
 // Result is what Take made or reused: the checkpoint record (RFC 4.2) and
@@ -130,9 +134,13 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		pre = append([]journal.Entry{{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: o.Agent, Path: t.Path(), Isolation: iso}}}, pre...)
 	}
 
-	snap, err := t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
-	if err != nil {
-		return nil, t.fail(o, pre, post, err)
+	snap := o.Snapshot
+	if snap == nil {
+		var err error
+		snap, err = t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
+		if err != nil {
+			return nil, t.fail(o, pre, post, err)
+		}
 	}
 	at := journal.Timestamp(journal.Now())
 

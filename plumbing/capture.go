@@ -103,12 +103,12 @@ func RemovePrivateIndex(path string) {
 // caller's environment is never used (a hook exports it).
 func (r *Repo) RealIndex() string { return filepath.Join(r.GitDir, "index") }
 
-// copyIndex copies the real index to dst keeping its mtime, as `cp -p`
+// CopyKeepMtime copies a file (the real index) to dst keeping its mtime, as `cp -p`
 // does. git's racy-entry check compares each entry's mtime with the index
 // file's own; a copy stamped "now" makes a same-second, same-size edit look
 // clean and the capture misses it (DESIGN.md section 4). A missing index
 // copies to nothing.
-func copyIndex(src, dst string) error {
+func CopyKeepMtime(src, dst string) error {
 	in, err := os.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -172,7 +172,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		return nil, err
 	}
 	defer RemovePrivateIndex(idx)
-	if err := copyIndex(r.RealIndex(), idx); err != nil {
+	if err := CopyKeepMtime(r.RealIndex(), idx); err != nil {
 		return nil, fmt.Errorf("copying the index: %w", err)
 	}
 	failpoint.Hit("capture.index-copied")
@@ -257,6 +257,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
 					fmt.Fprintf(&gitlinkInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
 				}
+				snap.Submodules = append(snap.Submodules, sm)
 				continue
 			}
 		}
