@@ -215,7 +215,14 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 		if strings.Contains(s, "not a git repository") {
 			return nil, ErrNoRepo
 		}
-		if strings.Contains(s, "must be run in a work tree") || strings.Contains(s, "this operation must be run in a work tree") {
+		if strings.Contains(s, "must be run in a work tree") {
+			// --is-bare-repository printed before --show-toplevel failed:
+			// "false" means dir is inside a non-bare repository's git
+			// directory, where there is no tree either, but the repository
+			// is not bare and the message must not say so.
+			if strings.HasPrefix(stdout.String(), "false\n") {
+				return nil, ErrNoRepo
+			}
 			return nil, ErrBare
 		}
 		return nil, &Error{Args: cmd.Args[1:], ExitCode: exitCode(err), Stderr: s, Err: err}
