@@ -1,0 +1,262 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// claudeCode maps Claude Code's hook events (HARNESS-HOOKS.md section 1):
+//
+//	SessionStart                      session bookkeeping (binding confirmed)
+//	UserPromptSubmit                  turn_start; the rollback note on stdout
+//	PostToolUse Write|Edit|MultiEdit|NotebookEdit
+//	                                  edit record of tool_input.file_path or
+//	                                  notebook_path (always absolute)
+//	Stop, StopFailure                 turn_end with harness_end, the uuid of
+//	                                  the transcript's last assistant entry
+//	SessionEnd                        turn_end of a turn left open (an
+//	                                  interrupt fires no hook)
+//
+// An interrupted turn has no Stop; the next UserPromptSubmit's turn_start
+// ends it first (checkpoint.Take's synthetic end).
+var claudeCode = &Harness{
+	Name:       "claude-code",
+	Prefix:     "claude",
+	aliases:    []string{"claude", "claudecode", "claude_code"},
+	sessionEnv: []string{"CLAUDE_CODE_SESSION_ID"},
+	parse:      parseClaude,
+	note:       plainNote,
+	end:        claudeEnd,
+	install: installSpec{
+		file: map[string]scopePath{
+			"local":   {root: ".claude/settings.local.json"},
+			"project": {root: ".claude/settings.json"},
+			"user":    {env: "CLAUDE_CONFIG_DIR", home: ".claude", name: "settings.json"},
+		},
+		defaultScope: "local",
+		entries: []hookEntry{
+			{Event: "SessionStart", Timeout: 10},
+			{Event: "UserPromptSubmit", Capture: true},
+			{Event: "PostToolUse", Matcher: "Write|Edit|MultiEdit|NotebookEdit", Capture: true},
+			{Event: "Stop", Capture: true},
+			{Event: "StopFailure", Capture: true},
+			{Event: "SessionEnd", Capture: true},
+		},
+	},
+}
+
+// claudeEditTools are the tools whose PostToolUse names the file written.
+var claudeEditTools = []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
+
+func parseClaude(data []byte) (*Event, error) {
+	var p payload
+	if err := decode(data, &p); err != nil {
+		return nil, err
+	}
+	if p.HookEventName == "" {
+		return nil, fmt.Errorf("input has no hook_event_name")
+	}
+	ev := &Event{Name: p.HookEventName, Session: p.SessionID, Turn: p.PromptID,
+		Transcript: p.TranscriptPath, LastMessage: p.LastAssistant, Dirs: dirs(p.Cwd)}
+	switch {
+	case is(p.HookEventName, "SessionStart"):
+		ev.Kind, ev.Source = SessionStart, p.Source
+	case is(p.HookEventName, "SessionEnd"):
+		ev.Kind, ev.Source = SessionEnd, p.Reason
+	case is(p.HookEventName, "UserPromptSubmit"):
+		ev.Kind = TurnStart
+	case is(p.HookEventName, "Stop", "StopFailure"):
+		ev.Kind = TurnEnd
+	case is(p.HookEventName, "PostToolUse") && is(p.ToolName, claudeEditTools...):
+		ev.Kind = Edit
+		ev.Paths = toolPaths(p.ToolInput, "file_path", "notebook_path")
+		if len(ev.Paths) == 0 {
+			ev.Paths = toolPaths(p.ToolResponse, "filePath", "file_path", "notebook_path")
+		}
+	}
+	return ev, nil
+}
+
+func dirs(cwd string) []string {
+	if cwd == "" {
+		return nil
+	}
+	return []string{cwd}
+}
+
+// plainNote is the note as plain text, which Claude Code and Codex add to
+// the model's context on UserPromptSubmit. It must not start with '{', or
+// the harness parses it as a JSON answer (HARNESS-HOOKS.md 1.6).
+func plainNote(text string) []byte {
+	text = strings.TrimLeft(text, " \t\r\n{")
+	if text == "" {
+		return nil
+	}
+	return []byte(strings.TrimRight(text, "\n") + "\n")
+}
+
+// transcriptWait bounds how long a Stop hook waits for Claude Code's
+// transcript to catch up with the turn (it is written asynchronously and
+// may lag, HARNESS-HOOKS.md 1.3).
+const transcriptWait = 200 * time.Millisecond
+
+// claudeEnd resolves harness_end for a Claude Code turn_end: the uuid of the
+// transcript's last assistant entry (RFC 8: "Claude Code: the uuid of the
+// turn's last assistant line"). When the event carries the turn's last
+// assistant message, the entry must hold that text, and the transcript is
+// polled for up to transcriptWait until it does; a transcript that never
+// shows it gives no id (a rollback resolves it again later) rather than an
+// earlier turn's id. A missing transcript gives no id and no error.
+func claudeEnd(ctx context.Context, ev *Event) (string, error) {
+	path := expandHome(ev.Transcript)
+	if path == "" {
+		return "", nil
+	}
+	deadline := time.Now().Add(transcriptWait)
+	for {
+		uuid, text, err := LastAssistant(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if uuid != "" && (ev.LastMessage == "" || sameMessage(text, ev.LastMessage)) {
+			return uuid, nil
+		}
+		if time.Now().After(deadline) {
+			if uuid == "" {
+				return "", nil
+			}
+			return "", fmt.Errorf("the transcript's last assistant entry (%s) does not hold the turn's last message yet; harness_end left for a rollback to resolve", uuid)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func sameMessage(entry, last string) bool {
+	a, b := strings.TrimSpace(entry), strings.TrimSpace(last)
+	if a == "" || b == "" {
+		return a == b
+	}
+	return a == b || strings.Contains(b, a) || strings.Contains(a, b)
+}
+
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, rest)
+		}
+	}
+	return p
+}
+
+// transcriptEntry is the part of a Claude Code transcript line read here.
+type transcriptEntry struct {
+	Type        string `json:"type"`
+	UUID        string `json:"uuid"`
+	IsSidechain bool   `json:"isSidechain"`
+	Message     struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// LastAssistant returns the uuid and text of the last complete line of a
+// Claude Code transcript (JSON Lines) whose type is "assistant", skipping
+// sidechain (subagent) entries. It reads the file backwards in 64 KiB
+// chunks, so a long session costs what its last turn costs. The format is
+// internal to Claude Code (HARNESS-HOOKS.md 1.8): lines that do not parse
+// are skipped. A file with no assistant line gives "", "", nil.
+func LastAssistant(path string) (uuid, text string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	const chunk = 64 << 10
+	pos := st.Size()
+	var head []byte // bytes before the first newline seen so far: a line cut by a chunk boundary
+	atEnd := true   // the next lines processed end the file
+	for pos > 0 {
+		n := min(int64(chunk), pos)
+		pos -= n
+		data := make([]byte, n, n+int64(len(head)))
+		if _, err := f.ReadAt(data, pos); err != nil && err != io.EOF {
+			return "", "", err
+		}
+		data = append(data, head...)
+		body := data
+		head = nil
+		if pos > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				head = data
+				continue
+			}
+			head, body = data[:i], data[i+1:]
+		}
+		lines := bytes.Split(body, []byte{'\n'})
+		if atEnd {
+			// After the file's last newline comes either nothing or a line
+			// still being written: neither is an entry.
+			lines = lines[:len(lines)-1]
+			atEnd = false
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if u, t, ok := assistantLine(lines[i]); ok {
+				return u, t, nil
+			}
+		}
+	}
+	return "", "", nil
+}
+
+func assistantLine(line []byte) (uuid, text string, ok bool) {
+	if !bytes.Contains(line, []byte(`"assistant"`)) {
+		return "", "", false
+	}
+	var e transcriptEntry
+	if json.Unmarshal(line, &e) != nil || e.Type != "assistant" || e.UUID == "" || e.IsSidechain {
+		return "", "", false
+	}
+	return e.UUID, contentText(e.Message.Content), true
+}
+
+// contentText joins the text blocks of a message's content (a string, or
+// an array of blocks).
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
