@@ -188,7 +188,8 @@ var ErrBare = errors.New("bare repository has no working tree")
 // Open finds the working tree that contains dir, as git would from there.
 // GIT_DIR and GIT_WORK_TREE from the environment are honoured for discovery
 // (as `git --git-dir` passes them) and then made explicit and absolute; every
-// other repository variable is dropped. It returns ErrNoRepo outside any
+// other repository variable is dropped. A GIT_DIR alone that names the
+// repository dir is in does not make dir the top of the tree. It returns ErrNoRepo outside any
 // repository and ErrBare for a bare one.
 func Open(ctx context.Context, dir string) (*Repo, error) { return open(ctx, dir, true) }
 
@@ -244,6 +245,17 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	}
 	if r.WorkTree, err = canonical(lines[3]); err != nil {
 		return nil, err
+	}
+	// A hook exports GIT_DIR without GIT_WORK_TREE (a linked worktree's
+	// pre-commit hook gets both it and GIT_INDEX_FILE), and git then takes
+	// the current directory for the top of the tree: run from a
+	// subdirectory, a capture would record every file outside it as
+	// deleted. When plain discovery from dir finds the same repository, its
+	// top is the real one.
+	if _, wt := os.LookupEnv("GIT_WORK_TREE"); honourEnv && !wt && os.Getenv("GIT_DIR") != "" {
+		if plain, err := open(ctx, dir, false); err == nil && plain.GitDir == r.GitDir {
+			return plain, nil
+		}
 	}
 	if os.Getenv("GIT_VENOM_TRACE") != "" {
 		r.trace = os.Stderr
