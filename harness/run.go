@@ -360,30 +360,11 @@ func (r *run) logMalformed(ctx context.Context, cause error) {
 	r.res.Agent = agent
 }
 
-// TypeBinding is the agent.binding record type (DESIGN.md section 3).
-const TypeBinding = "agent.binding"
-
-// Binding is the agent.binding record (RFC 8, DESIGN.md section 6): the
-// harness session HarnessSession of Harness continues Agent, because a
-// rollback with --restore all forked the conversation into it. ForkSource
-// and ForkAt name the session and message the copy is made from; until the
-// copy exists (its session's first hook event) the record has Confirmed
-// false. The rollback writes the first record; the hook writes the
-// confirmation, a copy with Confirmed true.
-type Binding struct {
-	Agent          string `json:"agent"`
-	Harness        string `json:"harness"`
-	HarnessSession string `json:"harness_session,omitempty"`
-	ForkSource     string `json:"fork_source,omitempty"`
-	ForkAt         string `json:"fork_at,omitempty"`
-	Confirmed      bool   `json:"confirmed,omitempty"`
-}
-
 // agent picks the agent of ev in t: the override, else the agent a binding
 // gives the session, else the id derived from the session (AgentID). It
 // also returns a binding this event confirms (the session's first event
 // after the rollback that made it), or nil.
-func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *Binding) {
+func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *journal.AgentBinding) {
 	if r.o.Agent != "" {
 		return r.o.Agent, nil
 	}
@@ -396,8 +377,8 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *Binding) {
 		r.problem("reading agent bindings: %v", err)
 		return derived, nil
 	}
-	var match *Binding
-	latest := map[string]*Binding{}
+	var match *journal.AgentBinding
+	latest := map[string]*journal.AgentBinding{}
 	for i := range bs {
 		b := &bs[i]
 		latest[b.Agent] = b
@@ -417,7 +398,7 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *Binding) {
 // bindings reads every agent.binding record of the log, in order. Most
 // logs have none, and a plain search of the file says so without decoding
 // a line, which keeps edit events cheap.
-func bindings(l *journal.Log) ([]Binding, error) {
+func bindings(l *journal.Log) ([]journal.AgentBinding, error) {
 	data, err := os.ReadFile(l.Path())
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -425,19 +406,19 @@ func bindings(l *journal.Log) ([]Binding, error) {
 		}
 		return nil, err
 	}
-	if !bytes.Contains(data, []byte(`"`+TypeBinding+`"`)) {
+	if !bytes.Contains(data, []byte(`"`+journal.TypeAgentBinding+`"`)) {
 		return nil, nil
 	}
 	recs, _, err := journal.Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	var out []Binding
+	var out []journal.AgentBinding
 	for _, rec := range recs {
-		if rec.Type != TypeBinding {
+		if rec.Type != journal.TypeAgentBinding {
 			continue
 		}
-		var b Binding
+		var b journal.AgentBinding
 		if err := rec.Decode(&b); err != nil {
 			return nil, fmt.Errorf("log record %d: %w", rec.Seq, err)
 		}
@@ -449,10 +430,10 @@ func bindings(l *journal.Log) ([]Binding, error) {
 // confirm logs that the conversation copy of a binding exists: its session
 // has sent an event (RFC 8: "until the copy exists"). A concurrent event of
 // the same session may log it twice, which says the same thing.
-func (r *run) confirm(t *checkpoint.Tree, b *Binding) {
+func (r *run) confirm(t *checkpoint.Tree, b *journal.AgentBinding) {
 	c := *b
 	c.Confirmed = true
-	if _, err := t.Log.Append(journal.Entry{Type: TypeBinding, Body: c}); err != nil {
+	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeAgentBinding, Body: c}); err != nil {
 		r.problem("confirming the binding of %s: %v", b.Agent, err)
 	}
 }
