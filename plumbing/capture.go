@@ -138,25 +138,39 @@ func CopyKeepMtime(src, dst string) error {
 // HeadState returns the commit HEAD names ("" when unborn) and the branch
 // it is on ("" when detached).
 func (r *Repo) HeadState(ctx context.Context) (OID, string, error) {
-	// One child for the usual case: the commit, then the symbolic name
-	// ("HEAD" when detached). An unborn HEAD fails and is told apart below.
-	out, err := r.Run(ctx, Options{}, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD")
+	head, branch, _, err := r.headState(ctx, false)
+	return head, branch, err
+}
+
+// headState is HeadState, and with withTree also HEAD's tree ("" when
+// unborn), from the same child.
+func (r *Repo) headState(ctx context.Context, withTree bool) (head OID, branch string, tree OID, err error) {
+	// One child for the usual case: the commit, [its tree,] then the
+	// symbolic name ("HEAD" when detached). An unborn HEAD fails and is
+	// told apart below.
+	args := []string{"rev-parse", "HEAD"}
+	if withTree {
+		args = append(args, "HEAD^{tree}")
+	}
+	out, err := r.Run(ctx, Options{}, append(args, "--symbolic-full-name", "HEAD")...)
 	if err != nil {
 		b, err2 := r.Line(ctx, Options{}, "symbolic-ref", "-q", "HEAD")
 		if err2 != nil {
-			return "", "", fmt.Errorf("reading HEAD: %w", err)
+			return "", "", "", fmt.Errorf("reading HEAD: %w", err)
 		}
-		return "", strings.TrimPrefix(b, "refs/heads/"), nil
+		return "", strings.TrimPrefix(b, "refs/heads/"), "", nil
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return "", "", fmt.Errorf("reading HEAD: unexpected output %q", out)
+	if len(f) != len(args) {
+		return "", "", "", fmt.Errorf("reading HEAD: unexpected output %q", out)
 	}
-	branch := ""
-	if strings.HasPrefix(f[1], "refs/heads/") {
-		branch = strings.TrimPrefix(f[1], "refs/heads/")
+	if withTree {
+		tree = OID(f[1])
 	}
-	return OID(f[0]), branch, nil
+	if sym := f[len(f)-1]; strings.HasPrefix(sym, "refs/heads/") {
+		branch = strings.TrimPrefix(sym, "refs/heads/")
+	}
+	return OID(f[0]), branch, tree, nil
 }
 
 // Capture implements RFC 4.1 steps 1 to 4 for this tree, walking it once:
@@ -178,19 +192,27 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	failpoint.Hit("capture.index-copied")
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	snap := &Snapshot{}
-	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
+	var headTree OID
+	if snap.Head, snap.Branch, headTree, err = r.headState(ctx, true); err != nil {
 		return nil, err
 	}
 
 	// Step 2: the index's own view: assume-unchanged bits to clear in the
-	// copy, skip-worktree paths to report, gitlinks to describe.
-	lsOut, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
-	if err != nil {
-		return nil, fmt.Errorf("listing the index: %w", err)
-	}
-	entries, err := ParseLsFiles(lsOut)
-	if err != nil {
-		return nil, err
+	// copy, skip-worktree paths to report, gitlinks to describe. When a
+	// scan of the copy's bytes shows no entry with any of these, ls-files
+	// would list nothing this step uses and is left out: on 100k files it
+	// and its parsing cost half a status (bench/README.md). An index the
+	// scan does not fully understand is listed by git, as always.
+	scan, scanned := scanIndex(idx, len(headTree)/2)
+	var entries []IndexEntry
+	if !scanned || scan.Flagged {
+		lsOut, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
+		if err != nil {
+			return nil, fmt.Errorf("listing the index: %w", err)
+		}
+		if entries, err = ParseLsFiles(lsOut); err != nil {
+			return nil, err
+		}
 	}
 	var assumed []string
 	gitlinks := map[string]OID{}
@@ -230,7 +252,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		return nil, err
 	}
 	snap.Changed = len(status)
-	var update []string
+	var update, removed []string
 	var sizes []sized
 	var gitlinkInfo bytes.Buffer
 	nested := map[string]bool{}
@@ -262,7 +284,10 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			}
 		}
 		if s.Kind != 'u' && s.ModeW == "000000" {
-			update = append(update, s.Path) // deleted: --remove drops it
+			// Deleted, or now beyond a symlink (lib/y.c after lib became a
+			// link, CASES BR-29): --remove would refuse the latter, so
+			// these are force-removed, before anything is added.
+			removed = append(removed, s.Path)
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(r.WorkTree, s.Path))
@@ -312,6 +337,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	// Step 4: stage exactly what status listed. Paths on stdin are literal
 	// (never pathspecs, so ':todo.md' is a name: BR-38); --replace lets a
 	// file become a directory and back (BR-32).
+	if len(removed) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(removed))},
+			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return nil, fmt.Errorf("removing deleted paths from the private index: %w", err)
+		}
+	}
 	if len(update) > 0 {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(update))},
 			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
@@ -325,6 +356,13 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	failpoint.Hit("capture.index-updated")
+	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && gitlinkInfo.Len() == 0 && scanned && scan.Root != "" && scan.Root == headTree {
+		// No step wrote the private index, and its cache-tree root is valid
+		// and is HEAD's tree: that root is exactly what write-tree would
+		// print (it loads the whole index only to find it valid).
+		snap.Tree = headTree
+		return snap, nil
+	}
 	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
 	if err != nil {
 		return nil, fmt.Errorf("writing the tree: %w", err)

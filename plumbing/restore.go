@@ -253,3 +253,37 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 	}
 	return res, nil
 }
+
+// RawHashes returns the object name each path's bytes would have with no
+// filters (`git hash-object --no-filters`), for comparing what a checkout
+// wrote with the blob it wrote from: they differ when an end-of-line
+// conversion or a smudge filter changed the bytes (CASES BR-35). Paths
+// holding a newline cannot be passed to --stdin-paths and are left out.
+func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, error) {
+	var in bytes.Buffer
+	var asked []string
+	for _, p := range paths {
+		if strings.ContainsAny(p, "\n") {
+			continue
+		}
+		asked = append(asked, p)
+		in.WriteString(p)
+		in.WriteByte('\n')
+	}
+	res := map[string]OID{}
+	if len(asked) == 0 {
+		return res, nil
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in}, "hash-object", "--no-filters", "--stdin-paths")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != len(asked) {
+		return nil, fmt.Errorf("hash-object: %d names for %d paths", len(lines), len(asked))
+	}
+	for i, p := range asked {
+		res[p] = OID(lines[i])
+	}
+	return res, nil
+}

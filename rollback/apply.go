@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/hashicorp/go-multierror"
@@ -42,8 +43,19 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	failpoint.Hit("rollback.started")
 	ended := journal.RollbackEnded{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Path: t.Path()}
 
-	// Step 3 needs no harness call: a Claude Code rewind names the new
-	// session now and the next start makes the copy (RFC 8).
+	// Step 3: the conversation. A Claude Code rewind needs no harness
+	// call: it names the new session now and the next start makes the copy
+	// (RFC 8). A failure here ends the rollback before any file is touched
+	// (CASES BR-60); GIT_VENOM_TEST_HARNESS_REWIND=fail makes one for tests.
+	if res.Conversation.Rewinds && rewindFails() {
+		ended.Code = "conflict.harness_fork_refused"
+		if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); err != nil {
+			return nil, rfcerr.Wrap("failed.internal", err, nil, "logging rollback.ended")
+		}
+		return nil, rfcerr.New(ended.Code, map[string]any{"safety": res.Safety},
+			"the harness refused to copy the conversation; no file was changed").
+			WithHint("--restore files restores the files alone")
+	}
 	// Steps 4 and 5: files, then HEAD.
 	ap := &applier{plan: p, w: newWorktree(t.Path(), append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...))}
 	if err := ap.run(ctx); err != nil {
@@ -72,6 +84,11 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		if err != nil {
 			exact = false
 		}
+	}
+	if len(ap.converted) > 0 {
+		exact = false
+		sort.Strings(ap.converted)
+		res.Repos[0].Converted = ap.converted
 	}
 	res.Exact = &exact
 	failpoint.Hit("rollback.verified")
@@ -143,6 +160,7 @@ type applier struct {
 	touched   bool              // any file was written or removed
 	headMoved bool
 	indexCopy string // copy of the user's index taken before it was reset
+	converted []string
 }
 
 // run deletes, writes and moves HEAD. Before each delete and before the
@@ -193,6 +211,28 @@ func (ap *applier) run(ctx context.Context) error {
 		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() && st.Mode().Perm() != perm {
 			if err := os.Chmod(abs, perm); err != nil {
 				return fmt.Errorf("keeping the mode of %s: %w", path, err)
+			}
+		}
+	}
+	// What checkout-index wrote may not be the blob's bytes: an
+	// end-of-line conversion or a smudge filter changed them, and a tree
+	// compare cannot see it (CASES BR-35). Such paths are reported, and the
+	// result is not called exact.
+	var regular []string
+	want := map[string]plumbing.OID{}
+	for _, c := range writes {
+		if c.DstMode == "100644" || c.DstMode == "100755" {
+			regular = append(regular, c.Path)
+			want[c.Path] = c.Dst
+		}
+	}
+	if len(regular) > 0 {
+		raw, err := r.RawHashes(ctx, regular)
+		if err == nil {
+			for _, path := range regular {
+				if h, ok := raw[path]; ok && h != want[path] {
+					ap.converted = append(ap.converted, path)
+				}
 			}
 		}
 	}
@@ -337,4 +377,9 @@ func (ap *applier) backToS(ctx context.Context) error {
 		}
 	}
 	return p.tree.Repo.Checkout(ctx, ok)
+}
+
+// rewindFails is the test hook that makes the harness's rewind fail.
+func rewindFails() bool {
+	return os.Getenv("GIT_VENOM_TEST_HARNESS_REWIND") == "fail" || os.Getenv("VENOM_TEST_HARNESS_REWIND") == "fail"
 }

@@ -103,8 +103,12 @@ func sharedTurn(st *journal.State, a *journal.Agent, path string, lo, hi int64) 
 // between S and T): outside when a gap changed it, agent when a turn window
 // changed it and an edit record of that turn inside the window names it,
 // turn otherwise.
-func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string, paths map[string]bool) (map[string]string, error) {
-	class := make(map[string]string, len(paths))
+//
+// fresh holds the paths S has that the newest capture before it did not:
+// created since the last checkpoint, so no checkpoint but S holds them.
+func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string, paths map[string]bool) (class map[string]string, fresh map[string]bool, err error) {
+	class = make(map[string]string, len(paths))
+	fresh = map[string]bool{}
 	for p := range paths {
 		class[p] = ClassTurn
 	}
@@ -115,7 +119,7 @@ func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journ
 		}
 		changes, err := r.DiffTrees(ctx, w.from.commit, w.to.commit)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var names map[string]bool
 		if w.kind == "turn" {
@@ -135,6 +139,9 @@ func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journ
 			switch w.kind {
 			case "gap":
 				class[c.Path] = ClassOutside
+				if w.to.seq == 0 && c.SrcMode == "000000" {
+					fresh[c.Path] = true
+				}
 			case "turn":
 				if names[c.Path] {
 					edited[c.Path] = true
@@ -147,5 +154,5 @@ func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journ
 			class[p] = ClassAgent
 		}
 	}
-	return class, nil
+	return class, fresh, nil
 }

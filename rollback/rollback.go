@@ -72,6 +72,10 @@ type Repo struct {
 	Files        []File   `json:"files"`
 	Left         []Left   `json:"left"`
 	IgnoredEdits []string `json:"ignored_edits"`
+	// Converted lists written files whose bytes on disk are not their
+	// blob's (an end-of-line conversion or a filter): the rollback cannot
+	// promise they are byte for byte as captured. Real call only.
+	Converted []string `json:"converted,omitempty"`
 }
 
 // Conversation is the result's conversation member (RFC 8, 11.1). Resume is
@@ -325,7 +329,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	for _, c := range changes {
 		paths[c.Path] = true
 	}
-	class, err := classify(ctx, t.Repo, st, a, t.Path(), target, string(p.snap.Tree), paths)
+	class, fresh, err := classify(ctx, t.Repo, st, a, t.Path(), target, string(p.snap.Tree), paths)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "finding who changed what")
 	}
@@ -378,6 +382,12 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 			addLeft(Left{Path: c.Path, Reason: skipped[c.Path]})
 		case class[c.Path] == ClassOutside && outside == "keep":
 			addLeft(Left{Path: c.Path, Reason: "outside"})
+		case fresh[c.Path] && c.DstMode == "000000" && o.Outside == "":
+			// Created after the last checkpoint: no checkpoint but S ever
+			// held it. Without an explicit --outside overwrite it is kept,
+			// so a rollback never deletes a file venom first saw in the
+			// rollback itself (CASES BR-01: outputs a script just wrote).
+			addLeft(Left{Path: c.Path, Reason: "outside", Detail: "created after the last checkpoint"})
 		default:
 			cands = append(cands, c)
 		}
