@@ -533,3 +533,42 @@ func TestOpenTreeErrors(t *testing.T) {
 		t.Errorf("bare: %v", err)
 	}
 }
+
+// TestNonUTF8Names: names that are not UTF-8 are captured exactly, and the
+// log keeps them exactly in skipped[] and submodules[], so a listing names
+// the real files.
+func TestNonUTF8Names(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	r.Write("caf\xe9.txt", "latin-1 name\n")
+	r.Write("\xff.bin", strings.Repeat("x", 101))
+	r.Write("\xfe.bin", strings.Repeat("y", 102))
+	os.MkdirAll(r.Path("\xfd-repo"), 0o755)
+	n := &gittest.Repo{T: t, Dir: r.Path("\xfd-repo")}
+	n.Git("init", "-q")
+	res := take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "manual"})
+	if got, _ := r.Show(res.Checkpoint.Repos[0].Commit, "caf\xe9.txt"); got != "latin-1 name\n" {
+		t.Errorf("caf\\xe9.txt = %q", got)
+	}
+	tr := openTree(t, r)
+	st, err := tr.Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tr.List(context.Background(), st, "a1", checkpoint.ListOptions{})
+	if err != nil || len(l.Checkpoints) != 1 {
+		t.Fatalf("list: %+v %v", l, err)
+	}
+	rs := l.Checkpoints[0].Repos[0]
+	var skipped []string
+	for _, s := range rs.Skipped {
+		skipped = append(skipped, s.Path)
+	}
+	if strings.Join(skipped, "|") != "\xfe.bin|\xff.bin" && strings.Join(skipped, "|") != "\xff.bin|\xfe.bin" {
+		t.Errorf("skipped %q", skipped)
+	}
+	if len(rs.Submodules) != 1 || rs.Submodules[0].Path != "\xfd-repo" {
+		t.Errorf("submodules %+v", rs.Submodules)
+	}
+}
