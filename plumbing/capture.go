@@ -254,7 +254,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	snap.Changed = len(status)
 	var update, removed []string
 	var sizes []sized
-	var gitlinkInfo bytes.Buffer
+	var indexInfo bytes.Buffer
 	nested := map[string]bool{}
 	for _, s := range status {
 		switch s.Kind {
@@ -277,7 +277,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				// A submodule: record the commit it is at, nothing inside.
 				sm := r.describeNested(ctx, s.Path)
 				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
-					fmt.Fprintf(&gitlinkInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
+					fmt.Fprintf(&indexInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
 				}
 				snap.Submodules = append(snap.Submodules, sm)
 				continue
@@ -297,6 +297,17 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 		if st.Mode().IsRegular() && o.MaxFileBytes > 0 && st.Size() > o.MaxFileBytes {
 			snap.Skipped = append(snap.Skipped, Skip{Path: s.Path, Bytes: st.Size(), Reason: "too_big"})
+			if s.Kind == 'u' {
+				// An unmerged path has no stage-0 entry, and write-tree
+				// fails on it: one big conflicted file would fail every
+				// capture until the merge ends. Keep ours (stage 2, what
+				// HEAD has), or nothing when our side deleted it.
+				if s.ModeI == "000000" {
+					fmt.Fprintf(&indexInfo, "0 %s 0\t%s\x00", strings.Repeat("0", len(s.IndexOID)), s.Path)
+				} else {
+					fmt.Fprintf(&indexInfo, "%s %s 0\t%s\x00", s.ModeI, s.IndexOID, s.Path)
+				}
+			}
 			continue
 		}
 		if st.Mode().IsRegular() {
@@ -349,14 +360,14 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			return nil, fmt.Errorf("updating the private index: %w", err)
 		}
 	}
-	if gitlinkInfo.Len() > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: &gitlinkInfo},
+	if indexInfo.Len() > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: &indexInfo},
 			"update-index", "-z", "--index-info"); err != nil {
-			return nil, fmt.Errorf("recording submodule commits: %w", err)
+			return nil, fmt.Errorf("recording submodule commits and kept entries: %w", err)
 		}
 	}
 	failpoint.Hit("capture.index-updated")
-	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && gitlinkInfo.Len() == 0 && scanned && scan.Root != "" && scan.Root == headTree {
+	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && indexInfo.Len() == 0 && scanned && scan.Root != "" && scan.Root == headTree {
 		// No step wrote the private index, and its cache-tree root is valid
 		// and is HEAD's tree: that root is exactly what write-tree would
 		// print (it loads the whole index only to find it valid).

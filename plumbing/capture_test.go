@@ -508,6 +508,46 @@ func TestBR19UnmergedIndex(t *testing.T) {
 	}
 }
 
+// TestBR19UnmergedTooBig: a conflicted file over maxFileBytes is skipped
+// like any other, keeping our side, instead of making write-tree fail on
+// its unmerged entries (and so every capture until the merge ends). A
+// conflicted file our side deleted is left out.
+func TestBR19UnmergedTooBig(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("f", "base\n")
+	r.Write("big", "small\n")
+	r.Write("gone", "base\n")
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "topic")
+	r.Write("f", "topic\n")
+	r.Write("big", strings.Repeat("t", 300))
+	r.Write("gone", "topic edits it\n")
+	r.Commit("topic")
+	r.Git("checkout", "-q", "main")
+	r.Write("f", "main\n")
+	r.Write("big", strings.Repeat("m", 400))
+	os.Remove(r.Path("gone"))
+	r.Commit("main deletes gone")
+	if _, err := r.GitErr("merge", "-q", "topic"); err == nil {
+		t.Fatal("merge did not stop on the conflicts")
+	}
+	r.Write("gone", strings.Repeat("g", 500)) // conflicted, deleted by ours, big
+	r.Write("f", "resolved\n")
+	snap := capture(t, r, plumbing.CaptureOptions{MaxFileBytes: 100})
+	assertTree(t, r, snap.Tree, map[string]want{"f": file("resolved\n"), "big": file(strings.Repeat("m", 400))})
+	wantSkips := []plumbing.Skip{
+		{Path: "big", Bytes: int64(len(r.Read("big"))), Reason: "too_big"},
+		{Path: "gone", Bytes: 500, Reason: "too_big"},
+	}
+	if got := skips(snap); !reflect.DeepEqual(got, wantSkips) {
+		t.Errorf("skipped %+v, want %+v", got, wantSkips)
+	}
+	if r.Git("ls-files", "-u", "--", "big") == "" {
+		t.Error("the user's unmerged entries are gone")
+	}
+}
+
 // TestBR32FileBecomesDirectory: a tracked file replaced by a directory and
 // a directory replaced by a file are both captured.
 func TestBR32FileBecomesDirectory(t *testing.T) {

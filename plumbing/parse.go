@@ -19,15 +19,17 @@ const EmptyTree OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // Kind is '1' (changed), 'u' (unmerged), '?' (untracked) or '!' (ignored).
 // XY is the two-letter status ('.' for unchanged); Sub is the submodule
 // field ("N..." for a plain path); ModeW is the mode in the work tree in
-// octal text ("000000" when deleted). Path is the raw path, with a trailing
-// '/' for an untracked nested repository.
+// octal text ("000000" when deleted). ModeI and IndexOID are the index's
+// side: for an unmerged path, stage 2 (ours). Path is the raw path, with a
+// trailing '/' for an untracked nested repository.
 type Status struct {
-	Kind  byte
-	XY    string
-	Sub   string
-	ModeI string
-	ModeW string
-	Path  string
+	Kind     byte
+	XY       string
+	Sub      string
+	ModeI    string
+	ModeW    string
+	IndexOID OID
+	Path     string
 }
 
 // ParseStatusV2 parses `git status --porcelain=v2 -z --no-renames` output.
@@ -59,14 +61,14 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 			if len(f) != 9 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
-			res = append(res, Status{Kind: '1', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[5], Path: f[8]})
+			res = append(res, Status{Kind: '1', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[5], IndexOID: OID(f[7]), Path: f[8]})
 		case 'u':
 			// u XY sub m1 m2 m3 mW h1 h2 h3 path
 			f := strings.SplitN(rec, " ", 11)
 			if len(f) != 11 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
-			res = append(res, Status{Kind: 'u', XY: f[1], Sub: f[2], ModeW: f[6], Path: f[10]})
+			res = append(res, Status{Kind: 'u', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[6], IndexOID: OID(f[8]), Path: f[10]})
 		case '2':
 			// A rename record has a second NUL-terminated path; --no-renames
 			// should prevent it, but skip the original path if one comes.
@@ -80,7 +82,7 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 			}
 			orig := string(out[:j])
 			out = out[j+1:]
-			res = append(res, Status{Kind: '1', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[5], Path: f[9]})
+			res = append(res, Status{Kind: '1', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[5], IndexOID: OID(f[7]), Path: f[9]})
 			res = append(res, Status{Kind: '1', XY: ".D", Sub: "N...", ModeW: "000000", Path: orig})
 		default:
 			return nil, fmt.Errorf("status: unknown record %q", rec)

@@ -33,23 +33,23 @@ func TestParseStatusV2(t *testing.T) {
 		{"headers skipped", "# branch.oid " + oidA + "\x00# branch.head main\x00", nil},
 		{
 			"changed with spaces in path",
-			"1 .M N... 100644 100644 100644 " + oidA + " " + oidA + " a b c.txt\x00",
-			[]plumbing.Status{{Kind: '1', XY: ".M", Sub: "N...", ModeI: "100644", ModeW: "100644", Path: "a b c.txt"}},
+			"1 .M N... 100644 100644 100644 " + oidA + " " + oidB + " a b c.txt\x00",
+			[]plumbing.Status{{Kind: '1', XY: ".M", Sub: "N...", ModeI: "100644", ModeW: "100644", IndexOID: oidB, Path: "a b c.txt"}},
 		},
 		{
 			"deleted in work tree",
 			"1 .D N... 100644 100644 000000 " + oidA + " " + oidA + " gone\x00",
-			[]plumbing.Status{{Kind: '1', XY: ".D", Sub: "N...", ModeI: "100644", ModeW: "000000", Path: "gone"}},
+			[]plumbing.Status{{Kind: '1', XY: ".D", Sub: "N...", ModeI: "100644", ModeW: "000000", IndexOID: oidA, Path: "gone"}},
 		},
 		{
 			"submodule with new commits",
 			"1 .M SC.. 160000 160000 160000 " + oidA + " " + oidA + " sub\x00",
-			[]plumbing.Status{{Kind: '1', XY: ".M", Sub: "SC..", ModeI: "160000", ModeW: "160000", Path: "sub"}},
+			[]plumbing.Status{{Kind: '1', XY: ".M", Sub: "SC..", ModeI: "160000", ModeW: "160000", IndexOID: oidA, Path: "sub"}},
 		},
 		{
 			"unmerged",
-			"u UU N... 100644 100644 100644 100644 " + oidA + " " + oidB + " " + oidA + " conf licted\x00",
-			[]plumbing.Status{{Kind: 'u', XY: "UU", Sub: "N...", ModeW: "100644", Path: "conf licted"}},
+			"u UU N... 100644 100755 100644 100644 " + oidA + " " + oidB + " " + oidA + " conf licted\x00",
+			[]plumbing.Status{{Kind: 'u', XY: "UU", Sub: "N...", ModeI: "100755", ModeW: "100644", IndexOID: oidB, Path: "conf licted"}},
 		},
 		{
 			"untracked, ignored and a nested repository",
@@ -58,9 +58,9 @@ func TestParseStatusV2(t *testing.T) {
 		},
 		{
 			"rename splits into the new path and a deletion",
-			"2 R. N... 100644 100644 100644 " + oidA + " " + oidA + " R100 new name\x00old name\x00? x\x00",
+			"2 R. N... 100644 100644 100644 " + oidA + " " + oidB + " R100 new name\x00old name\x00? x\x00",
 			[]plumbing.Status{
-				{Kind: '1', XY: "R.", Sub: "N...", ModeI: "100644", ModeW: "100644", Path: "new name"},
+				{Kind: '1', XY: "R.", Sub: "N...", ModeI: "100644", ModeW: "100644", IndexOID: oidB, Path: "new name"},
 				{Kind: '1', XY: ".D", Sub: "N...", ModeW: "000000", Path: "old name"},
 				{Kind: '?', Path: "x"},
 			},
