@@ -201,6 +201,13 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	if _, err := t.Log.Append(entries...); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the checkpoint")
 	}
+	if o.Reason == ReasonTurnEnd {
+		// Retention runs after a turn_end (RFC 5.2). A failure is not the
+		// capture's: the refs stay, and the next turn_end retries.
+		if st, err := t.Log.Load(); err == nil && st.Agents[o.Agent] != nil {
+			_, _ = t.Prune(ctx, st.Agents[o.Agent], journal.Now())
+		}
+	}
 	return &Result{Checkpoint: rec, Turn: turn}, nil
 }
 

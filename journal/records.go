@@ -18,6 +18,7 @@ const (
 	TypeNotePending      = "note.pending"
 	TypeNoteDelivered    = "note.delivered"
 	TypeAgentBinding     = "agent.binding"
+	TypeAgentArchived    = "agent.archived"
 )
 
 // RepoState is one member of a checkpoint's repos[] (RFC 4.2): the tree it
@@ -174,4 +175,13 @@ type AgentBinding struct {
 	ForkSource     string `json:"fork_source,omitempty"`
 	ForkAt         string `json:"fork_at,omitempty"`
 	Confirmed      bool   `json:"confirmed,omitempty"`
+}
+
+// AgentArchived retires an agent (RFC 5.3 agent.clean): it no longer
+// shares any tree, and a rollback of it is conflict.invalid_transition.
+// Removed and Kept count its refs.
+type AgentArchived struct {
+	Agent   string   `json:"agent"`
+	Removed []string `json:"removed"`
+	Kept    []string `json:"kept"`
 }

@@ -86,6 +86,9 @@ type Agent struct {
 	Notes map[int64]NotePending
 	// Binding is the agent's latest agent.binding, if any.
 	Binding *AgentBinding
+	// Archived is true after agent.archived, until the agent captures
+	// again (which registers it anew).
+	Archived bool
 }
 
 // Checkpoint finds a checkpoint by id; nil when the log has none.
@@ -239,6 +242,7 @@ func (s *State) apply(r Raw) error {
 			return err
 		}
 		a := s.agent(g.Agent)
+		a.Archived = false
 		if _, ok := a.Trees[g.Path]; !ok {
 			a.Trees[g.Path] = g.Isolation
 		}
@@ -282,6 +286,19 @@ func (s *State) apply(r Raw) error {
 			return err
 		}
 		delete(s.agent(n.Agent).Notes, n.Note)
+	case TypeAgentArchived:
+		var g AgentArchived
+		if err := r.Decode(&g); err != nil {
+			return err
+		}
+		a := s.agent(g.Agent)
+		a.Archived = true
+		a.Trees = map[string]string{}
+		for _, id := range g.Removed {
+			if sv := a.byID[id]; sv != nil {
+				sv.Pruned = true
+			}
+		}
 	case TypeAgentBinding:
 		var b AgentBinding
 		if err := r.Decode(&b); err != nil {

@@ -225,6 +225,11 @@ func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if a.Archived {
+		return nil, nil, rfcerr.New("conflict.invalid_transition", map[string]any{"agent": o.Agent},
+			"agent %s is archived; its checkpoints are still git commits", o.Agent).
+			WithHint("`git venom-checkpoint list --agent %s` names them; git can read them", o.Agent)
+	}
 	if open := a.OpenTurn(); open != nil {
 		since := ""
 		for _, c := range a.Captures {
@@ -253,7 +258,7 @@ func sharers(t *checkpoint.Tree, st *journal.State, a *journal.Agent) []string {
 		if id == a.ID {
 			continue
 		}
-		if _, ok := o.Trees[t.Path()]; ok {
+		if _, ok := o.Trees[t.Path()]; ok && !o.Archived {
 			out = append(out, id)
 		}
 	}

@@ -17,7 +17,9 @@ import (
 const checkpointUsage = "git venom-checkpoint [--agent <id>] [--reason <reason>] [--label <text>] [--isolation <kind>] [--json]\n" +
 	"   or: git venom-checkpoint list [--agent <id>] [--turn <t>] [--before <k>] [--limit <n>] [--json]\n" +
 	"   or: git venom-checkpoint show [--agent <id>] <k> [--json]\n" +
-	"   or: git venom-checkpoint diff [--agent <id>] <from> [<to>] [--path <path>] [--json]"
+	"   or: git venom-checkpoint diff [--agent <id>] <from> [<to>] [--path <path>] [--json]\n" +
+	"   or: git venom-checkpoint prune [--agent <id> | --all] [--json]\n" +
+	"   or: git venom-checkpoint clean --agent <id> [--json]"
 
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
@@ -28,6 +30,10 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 			return checkpointShow(ctx, e, args[1:])
 		case "diff":
 			return checkpointDiff(ctx, e, args[1:])
+		case "prune":
+			return checkpointPrune(ctx, e, args[1:])
+		case "clean":
+			return checkpointClean(ctx, e, args[1:])
 		case "edit":
 			return checkpointEdit(ctx, e, args[1:])
 		}

@@ -1,0 +1,55 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// Cleaned is RFC 5.3's checkpoints member of agent.clean's result: the
+// checkpoint ids whose refs went and the ones kept.
+type Cleaned struct {
+	Agent   string   `json:"agent"`
+	Repo    string   `json:"repo"`
+	Removed []string `json:"removed"`
+	Kept    []string `json:"kept"`
+}
+
+// Clean implements RFC 5.3 agent.clean for an in-place agent in this tree:
+// it archives the agent (it no longer shares the tree) and deletes its
+// checkpoint refs, except pre_rollback checkpoints younger than
+// venom.checkpoints.keepSafety, which may hold the only copy of a person's
+// edits; pruning removes those later. The log keeps every record. The
+// caller holds the agent lock.
+func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cleaned, error) {
+	out := &Cleaned{Agent: a.ID, Repo: ".", Removed: []string{}, Kept: []string{}}
+	var in bytes.Buffer
+	for _, s := range a.Checkpoints {
+		if s.Pruned || len(s.Rec.Repos) == 0 || s.Rec.Repos[0].Path != t.Path() {
+			continue
+		}
+		if s.Rec.Reason == ReasonPreRollback {
+			if at, err := time.Parse(time.RFC3339Nano, s.Rec.At); err == nil && now.Sub(at) < t.Config.KeepSafety {
+				out.Kept = append(out.Kept, s.ID())
+				continue
+			}
+		}
+		fmt.Fprintf(&in, "delete %s %s\n", refs.Checkpoint(a.ID, s.N), s.Rec.Repos[0].Commit)
+		out.Removed = append(out.Removed, s.ID())
+	}
+	if in.Len() > 0 {
+		if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "deleting the refs of %s", a.ID)
+		}
+	}
+	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeAgentArchived, Body: journal.AgentArchived{Agent: a.ID, Removed: out.Removed, Kept: out.Kept}}); err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging agent.archived")
+	}
+	return out, nil
+}
