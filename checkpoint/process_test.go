@@ -61,17 +61,30 @@ func TestConcurrentCaptures(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(gittest.Build(t, "git-venom-checkpoint"), "git-venom-checkpoint")
 	for _, tc := range []struct {
-		name   string
-		agents []string
-		edit   bool
+		name      string
+		agents    []string
+		edit      bool
+		worktrees bool
 	}{
-		{"two agents, same tree", []string{"a1", "a1", "a1", "a2", "a2", "a2"}, false},
-		{"two agents, changing tree", []string{"a1", "a1", "a1", "a1", "a2", "a2", "a2", "a2"}, true},
-		{"one agent, several at once", []string{"solo", "solo", "solo", "solo", "solo", "solo"}, true},
+		{"two agents, same tree", []string{"a1", "a1", "a1", "a2", "a2", "a2"}, false, false},
+		{"two agents, changing tree", []string{"a1", "a1", "a1", "a1", "a2", "a2", "a2", "a2"}, true, false},
+		{"one agent, several at once", []string{"solo", "solo", "solo", "solo", "solo", "solo"}, true, false},
+		{"two agents in two worktrees", []string{"a1", "a1", "a1", "w2", "w2", "w2"}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRepo(t)
+			dirs := map[string]string{}
+			if tc.worktrees {
+				// Each agent in its own linked worktree: one log, two trees.
+				for _, a := range tc.agents {
+					if _, ok := dirs[a]; !ok {
+						d := filepath.Join(t.TempDir(), a)
+						r.Git("worktree", "add", "-q", "-b", "wt-"+a, d)
+						dirs[a], _ = filepath.EvalSymlinks(d)
+					}
+				}
+			}
 			stop := make(chan struct{})
 			var editor sync.WaitGroup
 			if tc.edit {
@@ -94,7 +107,11 @@ func TestConcurrentCaptures(t *testing.T) {
 				wg.Add(1)
 				go func(i int, agent string) {
 					defer wg.Done()
-					stdout, stderr, code := runBin(t, bin, r.Dir, nil, "--agent", agent, "--reason", "manual", "--json")
+					dir := r.Dir
+					if d, ok := dirs[agent]; ok {
+						dir = d
+					}
+					stdout, stderr, code := runBin(t, bin, dir, nil, "--agent", agent, "--reason", "manual", "--json")
 					if code != 0 {
 						t.Errorf("capture %d (%s): exit %d\n%s%s", i, agent, code, stdout, stderr)
 						return

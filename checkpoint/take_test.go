@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -570,5 +571,52 @@ func TestNonUTF8Names(t *testing.T) {
 	}
 	if len(rs.Submodules) != 1 || rs.Submodules[0].Path != "\xfd-repo" {
 		t.Errorf("submodules %+v", rs.Submodules)
+	}
+}
+
+// TestTornLogLine: with half a line at the end of the log (a crash
+// mid-append), listing ignores it, the next capture cuts it off and its
+// record gets the next seq, and ids continue from the whole records.
+func TestTornLogLine(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "turn_start"})
+	logPath := filepath.Join(r.GitDir, "venom", "log.jsonl")
+	whole, _ := os.ReadFile(logPath)
+	recs, _, _ := journal.Parse(whole)
+	lastSeq := recs[len(recs)-1].Seq
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":` + fmt.Sprint(lastSeq+1) + `,"ts":"2026-01-02T03:04:05.000Z","type":"checkpoint.taken","agent":"a1","checkpoint":"k2","rea`)
+	f.Close()
+
+	tr := openTree(t, r)
+	st, err := tr.Log.Load()
+	if err != nil || !st.Torn {
+		t.Fatalf("load: torn %v err %v", st != nil && st.Torn, err)
+	}
+	l, err := tr.List(context.Background(), st, "a1", checkpoint.ListOptions{})
+	if err != nil || len(l.Checkpoints) != 1 || l.Checkpoints[0].Checkpoint != "k1" {
+		t.Fatalf("list with a torn line: %+v %v", l, err)
+	}
+	r.Write("a", "edited\n")
+	res := take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "turn_end"})
+	if res.Checkpoint.Checkpoint != "k2" {
+		t.Errorf("took %s, want k2", res.Checkpoint.Checkpoint)
+	}
+	data, _ := os.ReadFile(logPath)
+	if !strings.HasPrefix(string(data), string(whole)) || strings.Contains(string(data), `"rea{`) {
+		t.Errorf("the torn line was not cut off:\n%s", data)
+	}
+	recs, torn, err := journal.Parse(data)
+	if err != nil || torn {
+		t.Fatalf("after: torn %v err %v", torn, err)
+	}
+	for i, rec := range recs {
+		if rec.Seq != int64(i+1) {
+			t.Errorf("record %d has seq %d", i+1, rec.Seq)
+		}
 	}
 }

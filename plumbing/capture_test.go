@@ -369,6 +369,23 @@ func TestBR56SkipWorktree(t *testing.T) {
 	if !strings.Contains(ls, "S other/o.txt\n") || !strings.Contains(ls, "S keep/manual.txt\n") {
 		t.Errorf("skip-worktree bits lost:\n%s", ls)
 	}
+
+	// Without a sparse checkout, a skip-worktree file that is present and
+	// edited keeps the index's content too. (With one, git itself clears
+	// the bit of present files when it reads the index.)
+	m := gittest.New(t)
+	m.Write("conf.yml", "shared\n")
+	m.Commit("init")
+	m.Git("update-index", "--skip-worktree", "conf.yml")
+	m.Write("conf.yml", "my local settings\n")
+	snap = capture(t, m, plumbing.CaptureOptions{})
+	assertTree(t, m, snap.Tree, map[string]want{"conf.yml": file("shared\n")})
+	if got := skips(snap); !reflect.DeepEqual(got, []plumbing.Skip{{Path: "conf.yml", Bytes: 18, Reason: "skip_worktree"}}) {
+		t.Errorf("skipped %+v", got)
+	}
+	if ls := m.Git("ls-files", "-v"); ls != "S conf.yml\n" {
+		t.Errorf("ls-files -v: %q", ls)
+	}
 }
 
 // TestBR21NestedRepos: nested repositories (a .git directory, a .git file,
@@ -612,8 +629,13 @@ func TestBR34SafeCRLF(t *testing.T) {
 	r.Git("config", "core.safecrlf", "true")
 	r.Write("unix.txt", "one\ntwo\nthree\n")
 	r.Write("new.txt", "lf only\n")
-	if _, err := r.GitErr("add", "--dry-run", "unix.txt"); err == nil {
-		t.Log("this git does not refuse the conversion; the test still checks the capture")
+	// Without the pin, staging into a copy of the index dies.
+	copyIdx := filepath.Join(t.TempDir(), "index")
+	if err := plumbing.CopyKeepMtime(filepath.Join(r.GitDir, "index"), copyIdx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GitEnv([]string{"GIT_INDEX_FILE=" + copyIdx}, "update-index", "--add", "unix.txt"); err == nil {
+		t.Fatal("update-index under safecrlf=true succeeded: the test does not test the pin")
 	}
 	snap := capture(t, r, plumbing.CaptureOptions{})
 	assertTree(t, r, snap.Tree, map[string]want{"unix.txt": file("one\ntwo\nthree\n"), "new.txt": file("lf only\n")})
