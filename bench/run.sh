@@ -6,7 +6,7 @@
 #   bench/run.sh -reps 11 -v          extra flags go to venom-bench (-h lists them)
 #
 # Environment: REPO (a repository to clone and measure; it is only read),
-# REPS (runs a side, default 7), VENOM_BENCH_CACHE (default
+# REPS (runs a side, default 9), VENOM_BENCH_CACHE (default
 # ${TMPDIR:-/tmp}/git-venom-bench: the generated tree, clones and the built
 # binaries live there, never in this repository), GIT_VENOM_BIN (measure
 # these already-built binaries instead of building).
@@ -48,7 +48,7 @@ if [ -z "$bin" ]; then
 	(cd "$root" && go build -o "$bin/" ./cmd/...)
 fi
 
-set -- -bin "$bin" -cache "$cache" -reps "${REPS:-7}" "$@"
+set -- -bin "$bin" -cache "$cache" -reps "${REPS:-9}" "$@"
 if [ -n "${REPO:-}" ]; then
 	set -- -repo "$REPO" "$@"
 fi

@@ -265,7 +265,11 @@ func pickFiles(dir string, n int) ([]string, error) {
 		cand = append(cand, string(path))
 	}
 	if len(cand) < n {
-		return nil, fmt.Errorf("the tree has %d regular files under 1 MiB, fewer than the %d to modify", len(cand), n)
+		// A small repository: change all of them; the row's name says how many.
+		n = len(cand)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("the tree has no tracked regular file under 1 MiB to modify")
 	}
 	res := make([]string, 0, n)
 	step := float64(len(cand)) / float64(n)

@@ -23,7 +23,6 @@ type options struct {
 	reps     int
 	only     string
 	verbose  bool
-	trace    bool
 	strict   bool
 }
 
@@ -42,10 +41,9 @@ func main() {
 	flag.StringVar(&o.repo, "repo", "", "also measure on a local clone of this repository (the repository itself is only read)")
 	flag.IntVar(&o.files, "files", 100000, "files in the generated tree; 0 skips it")
 	flag.IntVar(&o.modified, "modified", 1000, "files changed in the modified-files case")
-	flag.IntVar(&o.reps, "reps", 7, "timed runs of each side (median reported), after one warm-up each")
+	flag.IntVar(&o.reps, "reps", 9, "timed runs of each side (median reported), after one warm-up each")
 	flag.StringVar(&o.only, "only", "", "run only cases whose name contains this")
 	flag.BoolVar(&o.verbose, "v", false, "print every sample on stderr")
-	flag.BoolVar(&o.trace, "trace", false, "set GIT_VENOM_TRACE=1 in the measured captures (slower; for profiling)")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.Parse()
 	if err := run(&o, os.Stdout); err != nil {
@@ -78,7 +76,7 @@ func run(o *options, w io.Writer) error {
 	if err := os.WriteFile(global, []byte("# venom-bench: fixed global config for every measured git\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
 		return err
 	}
-	childEnv = benchEnv(o.bin, global, o.trace)
+	childEnv = benchEnv(o.bin, global)
 
 	var trees []*tree
 	if o.files > 0 {

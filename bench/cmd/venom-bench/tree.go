@@ -32,20 +32,21 @@ const ownedMark = "venom-bench-owned"
 const readyMark = "venom-bench-ready"
 
 // benchEnv is the environment of every git child the bench starts, timed or
-// not: the caller's environment without repository variables (a hook or
-// `make` run from `rebase -x` may export GIT_DIR or GIT_INDEX_FILE), with
+// not: the caller's environment without any GIT_* variable (a hook or
+// `make` run from `rebase -x` may export GIT_DIR or GIT_INDEX_FILE; a
+// GIT_VENOM_* test or trace switch would change what is measured), with
 // the bench's binaries first on PATH, and with system and global git config
 // replaced by a fixed file so numbers do not depend on who runs them (a
 // global core.fsmonitor or core.untrackedCache would speed up the status
 // baseline only: venom pins both off).
-func benchEnv(bin, globalConfig string, trace bool) []string {
+func benchEnv(bin, globalConfig string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "PATH", k == "LC_ALL", k == "LANG", k == "GIT_VENOM_TRACE", k == "GIT_VENOM_AGENT":
+		case k == "PATH", k == "LC_ALL", k == "LANG":
 			continue
-		case strings.HasPrefix(k, "GIT_") && !strings.HasPrefix(k, "GIT_VENOM_"):
+		case strings.HasPrefix(k, "GIT_"), strings.HasPrefix(k, "VENOM_TEST_"):
 			continue
 		}
 		env = append(env, kv)
@@ -57,9 +58,6 @@ func benchEnv(bin, globalConfig string, trace bool) []string {
 		"GIT_CONFIG_GLOBAL="+globalConfig,
 		"GIT_TERMINAL_PROMPT=0",
 	)
-	if trace {
-		env = append(env, "GIT_VENOM_TRACE=1")
-	}
 	return env
 }
 
