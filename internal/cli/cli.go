@@ -79,6 +79,10 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		if errors.Is(err, errHelp) {
 			return 0
 		}
+		var st exitStatus
+		if errors.As(err, &st) {
+			return int(st)
+		}
 		return report(e, err)
 	}
 	return 0
