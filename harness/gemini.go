@@ -75,6 +75,9 @@ func parseGemini(data []byte) (*Event, error) {
 // geminiNote is the note as BeforeAgent's additionalContext, which Gemini
 // CLI appends to the turn's prompt.
 func geminiNote(text string) []byte {
+	if text == "" {
+		return nil
+	}
 	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": "BeforeAgent", "additionalContext": text}})
 	return append(b, '\n')
