@@ -65,6 +65,8 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	label := fs.String("label", "", "a label for the checkpoint (set on the reused one when deduplicated)")
 	isolation := fs.String("isolation", "", "in_place, worktree or copy; registered on the agent's first capture")
 	turn := fs.String("turn", "", "the turn the caller believes this is (checked, never blocking)")
+	forkOf := fs.String("fork-of", "", "with --reason fork: the agent whose conversation this new agent forks (RFC 10)")
+	forkThrough := fs.String("through-turn", "", "with --fork-of: the source's turn the fork goes through (default its latest)")
 	var h checkpoint.Harness
 	fs.StringVar(&h.Name, "harness", "", "harness name (claude-code, codex, gemini, cursor)")
 	fs.StringVar(&h.Session, "harness-session", "", "the harness's session id")
@@ -75,6 +77,12 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr(checkpointUsage, "unknown subcommand %q", fs.Arg(0))
+	}
+	if *forkOf != "" && (*reason == checkpoint.ReasonManual || *reason == checkpoint.ReasonFork) {
+		return checkpointFork(ctx, e, *agent, *forkOf, *forkThrough)
+	}
+	if *reason == checkpoint.ReasonFork {
+		return usageErr(checkpointUsage, "--reason fork needs --fork-of <agent>")
 	}
 	if !slices.Contains(checkpoint.UserReasons, *reason) {
 		return rfcerr.New("invalid_params.reason", map[string]any{"reason": *reason, "choices": checkpoint.UserReasons},
@@ -288,4 +296,28 @@ func cwd() string {
 		return c
 	}
 	return d
+}
+
+func checkpointFork(ctx context.Context, e *env, agent, source, through string) error {
+	if agent == "" {
+		return usageErr(checkpointUsage, "a fork needs --agent for the new agent")
+	}
+	t, err := checkpoint.OpenTree(ctx, "")
+	if err != nil {
+		return err
+	}
+	res, err := t.Fork(ctx, agent, source, through)
+	if err != nil {
+		return err
+	}
+	c := res.Checkpoint
+	if e.JSON {
+		writeJSON(e.Out, takeOutput{Agent: agent, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: c.Turn,
+			ThroughTurn: c.ThroughTurn, At: c.At, Repos: c.Repos})
+		return nil
+	}
+	fmt.Fprintf(e.Out, "forked %s from %s: %s points at %s (files as they were %s)\n", agent, source, c.Checkpoint,
+		short(c.Repos[0].Commit), orNone(c.ThroughTurn))
+	fmt.Fprintf(e.Out, "the tree is now shared, so guarded; to line the files up with the fork:\n  git venom-plan --agent %s %s --restore files --outside overwrite\n", agent, c.Checkpoint)
+	return nil
 }
