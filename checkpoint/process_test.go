@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/journal"
@@ -89,15 +90,21 @@ func TestConcurrentCaptures(t *testing.T) {
 			var editor sync.WaitGroup
 			if tc.edit {
 				editor.Add(1)
+				scratch := t.TempDir()
 				go func() {
 					defer editor.Done()
+					// An agent's writes: whole files replaced by rename, all
+					// the same size, so git never sees one shrink while it
+					// reads it (TestCaptureRetriesShortRead covers that).
 					for i := 0; ; i++ {
 						select {
 						case <-stop:
 							return
-						default:
+						case <-time.After(time.Millisecond):
 						}
-						os.WriteFile(r.Path("busy.txt"), []byte(fmt.Sprintf("edit %d\n", i)), 0o644)
+						tmp := filepath.Join(scratch, "busy.tmp")
+						os.WriteFile(tmp, []byte(fmt.Sprintf("edit %08d\n", i)), 0o644)
+						os.Rename(tmp, r.Path("busy.txt"))
 					}
 				}()
 			}
@@ -328,5 +335,64 @@ func TestNoUserIdentity(t *testing.T) {
 	raw := r.Git("cat-file", "commit", o.Repos[0].Commit)
 	if !strings.Contains(raw, "\nauthor venom <venom@localhost> ") || !strings.Contains(raw, "\ncommitter venom <venom@localhost> ") {
 		t.Errorf("commit:\n%s", raw)
+	}
+}
+
+// TestCaptureRetriesShortRead: a file that shrinks while update-index hashes
+// it makes git die with "short read while indexing"; the capture runs the
+// step again instead of failing, and fails loudly only when it keeps
+// happening. A git wrapper makes the first update-index calls fail so.
+func TestCaptureRetriesShortRead(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(gittest.Build(t, "git-venom-checkpoint"), "git-venom-checkpoint")
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fails := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(fails, " failures"), func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			r.Write("busy.txt", "being rewritten\n")
+			dir := t.TempDir()
+			count := filepath.Join(dir, "count")
+			wrapper := filepath.Join(dir, "git")
+			os.WriteFile(wrapper, []byte(fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+	if [ "$a" = --replace ]; then
+		n=$(cat %[1]q 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]q
+		if [ $n -le %[2]d ]; then
+			cat >/dev/null
+			echo "error: short read while indexing busy.txt" >&2
+			echo "fatal: Unable to process path busy.txt" >&2
+			exit 128
+		fi
+	fi
+done
+exec %[3]q "$@"
+`, count, fails, git)), 0o755)
+			stdout, stderr, code := runBin(t, bin, r.Dir, gittest.Env("GIT_VENOM_GIT="+wrapper), "--agent", "a1", "--json")
+			calls, _ := os.ReadFile(count)
+			var o takeOut
+			json.Unmarshal([]byte(stdout), &o)
+			if fails < 3 {
+				if code != 0 || o.Checkpoint != "k1" {
+					t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
+				}
+				if got, _ := r.Show(o.Repos[0].Commit, "busy.txt"); got != "being rewritten\n" {
+					t.Errorf("busy.txt = %q", got)
+				}
+			} else {
+				if code != 1 || o.Error == nil || o.Error.Code != "failed.checkpoint_git" {
+					t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
+				}
+				if refs := r.Git("for-each-ref", "refs/venom"); refs != "" {
+					t.Errorf("a failed capture made %s", refs)
+				}
+			}
+			if want := fmt.Sprint(min(fails+1, 3)); strings.TrimSpace(string(calls)) != want {
+				t.Errorf("update-index ran %s times, want %s", calls, want)
+			}
+		})
 	}
 }

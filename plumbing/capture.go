@@ -355,8 +355,21 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	if len(update) > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(update))},
-			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+		// A file that shrinks while git hashes it (an agent or editor
+		// rewriting it during the capture) makes update-index die with
+		// "short read while indexing". It dies before writing the private
+		// index, so the same step is run again, on the file's new content;
+		// only a file that keeps changing fails the capture.
+		for try := 1; ; try++ {
+			_, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(update))},
+				"update-index", "-z", "--add", "--remove", "--replace", "--stdin")
+			if err == nil {
+				break
+			}
+			var ge *Error
+			if try < 3 && errors.As(err, &ge) && strings.Contains(ge.Stderr, "short read while indexing") {
+				continue
+			}
 			return nil, fmt.Errorf("updating the private index: %w", err)
 		}
 	}
