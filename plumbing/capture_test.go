@@ -103,6 +103,8 @@ func TestCaptureTableRows(t *testing.T) {
 	os.Chmod(r.Path("tool.sh"), 0o755)
 	os.Symlink("staged.txt", r.Path("old-link"))
 	r.Commit("init")
+	r.Write("staged.txt", "stashed\n")
+	r.Git("stash", "-q") // the stash must stay as it is, too
 
 	r.Write("staged.txt", "v2\n")
 	r.Git("add", "staged.txt")
@@ -696,5 +698,51 @@ func TestCaptureLinkedWorktree(t *testing.T) {
 	assertTree(t, wt, snap.Tree, map[string]want{"a": file("in the worktree\n"), "scratch.txt": file("s\n")})
 	if snap.Branch != "side" {
 		t.Errorf("branch %q, want side", snap.Branch)
+	}
+}
+
+// TestCaptureCleanFilter: a path with a clean filter is captured as the
+// filter gives it (RFC 4: LFS and other clean filters, a pointer).
+func TestCaptureCleanFilter(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Git("config", "filter.upper.clean", "tr a-z A-Z")
+	r.Git("config", "filter.upper.smudge", "cat")
+	r.Write(".gitattributes", "*.up filter=upper\n")
+	r.Write("x.up", "hello\n")
+	r.Commit("init")
+	r.Write("x.up", "hello\nworld\n")
+	r.Write("y.up", "new\n")
+	r.Write("plain.txt", "lower\n")
+	snap := capture(t, r, plumbing.CaptureOptions{})
+	assertTree(t, r, snap.Tree, map[string]want{
+		".gitattributes": file("*.up filter=upper\n"), "x.up": file("HELLO\nWORLD\n"), "y.up": file("NEW\n"), "plain.txt": file("lower\n"),
+	})
+}
+
+// TestCaptureSHA256: a SHA-256 repository captures like any other, unborn
+// or not.
+func TestCaptureSHA256(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Git("init", "-q", "--object-format=sha256", "-b", "main", r.Path("s"))
+	s := gittest.At(t, r.Path("s"))
+	s.Write("a", "a\n")
+	snap := capture(t, s, plumbing.CaptureOptions{})
+	if len(snap.Tree) != 64 || snap.Head != "" {
+		t.Errorf("unborn: tree %s head %q", snap.Tree, snap.Head)
+	}
+	assertTree(t, s, snap.Tree, map[string]want{"a": file("a\n")})
+	s.Git("add", "a")
+	s.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "a")
+	s.Write("a", "b\n")
+	snap = capture(t, s, plumbing.CaptureOptions{})
+	if len(snap.Head) != 64 {
+		t.Errorf("head %q", snap.Head)
+	}
+	assertTree(t, s, snap.Tree, map[string]want{"a": file("b\n")})
+	os.Remove(s.Path("a"))
+	if snap := capture(t, s, plumbing.CaptureOptions{}); snap.Tree != plumbing.OID(s.Line("mktree")) {
+		t.Errorf("all deleted: %s, want the empty tree", snap.Tree)
 	}
 }

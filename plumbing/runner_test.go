@@ -3,6 +3,7 @@ package plumbing_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -36,5 +37,26 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := plumbing.Open(ctx, r.GitDir); !errors.Is(err, plumbing.ErrNoRepo) {
 		t.Errorf("inside .git: %v, want ErrNoRepo (it is not a bare repository)", err)
+	}
+}
+
+// TestOpenCanonical: a tree reached through a symlink, or with a trailing
+// slash, has one name, its canonical path (BR-54).
+func TestOpenCanonical(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("d/x", "x\n")
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Symlink(r.Dir, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{alias, alias + "/", alias + "/d", r.Dir + "/d/"} {
+		repo, err := plumbing.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if repo.WorkTree != r.Dir || repo.GitDir != r.GitDir {
+			t.Errorf("Open(%s): tree %s git dir %s, want %s", dir, repo.WorkTree, repo.GitDir, r.Dir)
+		}
 	}
 }
