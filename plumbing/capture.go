@@ -48,6 +48,10 @@ type Snapshot struct {
 	Bytes      int64
 	// Changed is the number of paths the status walk listed.
 	Changed int
+	// Index is the private index the tree was written from, when the
+	// capture was asked to keep it (CaptureOptions.KeepIndex); the caller
+	// removes it with RemovePrivateIndex.
+	Index string
 }
 
 // CaptureOptions bounds one capture (RFC 11.5 max_file_bytes,
@@ -55,6 +59,8 @@ type Snapshot struct {
 type CaptureOptions struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
+	// KeepIndex keeps the private index for Recapture (Snapshot.Index).
+	KeepIndex bool
 }
 
 // TooLargeError is a capture whose new and changed files together pass
@@ -185,7 +191,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if err != nil {
 		return nil, err
 	}
-	defer RemovePrivateIndex(idx)
+	keep := false
+	defer func() {
+		if !keep {
+			RemovePrivateIndex(idx)
+		}
+	}()
 	if err := CopyKeepMtime(r.RealIndex(), idx); err != nil {
 		return nil, fmt.Errorf("copying the index: %w", err)
 	}
@@ -385,6 +396,10 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// and is HEAD's tree: that root is exactly what write-tree would
 		// print (it loads the whole index only to find it valid).
 		snap.Tree = headTree
+		keep = o.KeepIndex
+		if keep {
+			snap.Index = idx
+		}
 		return snap, nil
 	}
 	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
@@ -392,6 +407,67 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		return nil, fmt.Errorf("writing the tree: %w", err)
 	}
 	snap.Tree = OID(tree)
+	keep = o.KeepIndex
+	if keep {
+		snap.Index = idx
+	}
+	return snap, nil
+}
+
+// Recapture makes a snapshot of the tree from an earlier one whose private
+// index was kept, re-reading only paths: the ones a rollback just wrote or
+// removed. It walks nothing else, so a rollback's verification costs what
+// its writes cost, not a second status of the whole tree (issue 3). HEAD
+// is read again (a rollback may have moved it). The returned snapshot owns
+// a new private index; prev's is left as it was.
+func (r *Repo) Recapture(ctx context.Context, prev *Snapshot, paths []string) (*Snapshot, error) {
+	if prev.Index == "" {
+		return nil, fmt.Errorf("recapture: the previous capture kept no index")
+	}
+	idx, err := r.PrivateIndex("recapture")
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			RemovePrivateIndex(idx)
+		}
+	}()
+	if err := CopyKeepMtime(prev.Index, idx); err != nil {
+		return nil, fmt.Errorf("copying the private index: %w", err)
+	}
+	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, Index: idx}
+	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
+		return nil, err
+	}
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	var gone, present []string
+	for _, p := range paths {
+		if _, err := os.Lstat(filepath.Join(r.WorkTree, p)); err != nil {
+			gone = append(gone, p)
+		} else {
+			present = append(present, p)
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(gone))},
+			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return nil, fmt.Errorf("removing paths from the private index: %w", err)
+		}
+	}
+	if len(present) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(present))},
+			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+			return nil, fmt.Errorf("updating the private index: %w", err)
+		}
+	}
+	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	if err != nil {
+		return nil, fmt.Errorf("writing the tree: %w", err)
+	}
+	snap.Tree = OID(tree)
+	ok = true
 	return snap, nil
 }
 

@@ -73,9 +73,20 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("the safety checkpoint %s holds the tree as it was: `git venom-plan %s --restore files`", res.Safety, res.Safety)
 	}
 
-	// Step 6: capture again and compare with what the plan expected.
-	after, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
-		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)})
+	// Step 6: capture again and compare with what the plan expected. The
+	// capture starts from S's private index and re-reads the planned paths
+	// only, so verifying costs what the writes cost, not a second walk.
+	var paths []string
+	for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
+		paths = append(paths, c.Path)
+	}
+	var after *checkpoint.Result
+	snap2, err := t.Repo.Recapture(ctx, p.snap, paths)
+	if err == nil {
+		defer plumbing.RemovePrivateIndex(snap2.Index)
+		after, err = t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
+			Snapshot: snap2, ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)})
+	}
 	exact := false
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint

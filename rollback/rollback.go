@@ -178,6 +178,7 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer plumbing.RemovePrivateIndex(p.snap.Index)
 	if o.DryRun {
 		return &p.res, nil
 	}
@@ -312,7 +313,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
-	p.snap, err = t.CurrentTree(ctx)
+	p.snap, err = t.CurrentTreeKept(ctx)
 	if err != nil {
 		return nil, err
 	}
