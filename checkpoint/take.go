@@ -184,12 +184,25 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 			repo.Commit = string(commit)
 			break
 		}
-		// The ref exists: a log that no longer names it (deleted, or a crash
-		// between ref and record) used this id. Never overwrite it; take the
-		// next free n (RFC 4.2).
-		if v, verr := t.Repo.RefValue(ctx, refs.Checkpoint(o.Agent, n)); verr == nil && v != "" && tries < 1000 {
-			n++
-			continue
+		// The ref could not be made. If it exists, a log that no longer
+		// names it (deleted, or a crash between ref and record) used this
+		// id; if not, it is most likely behind a stale <ref>.lock, left by
+		// an update-ref the timeout killed (nobody else makes this agent's
+		// refs past MaxN: we hold its lock), which would otherwise fail
+		// every later capture of the agent. Either way, never overwrite or
+		// wait: take the next free n past every ref of the agent (RFC 4.2),
+		// with one for-each-ref, a few times at most.
+		if tries < 3 {
+			if have, rerr := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(o.Agent)); rerr == nil {
+				next := n + 1
+				for name := range have {
+					if _, m, ok := refs.ParseRef(name); ok && m >= next {
+						next = m + 1
+					}
+				}
+				n = next
+				continue
+			}
 		}
 		return nil, t.fail(o, pre, post, err)
 	}

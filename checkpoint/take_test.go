@@ -348,6 +348,48 @@ func TestCheckpointIDsNeverReused(t *testing.T) {
 	}
 }
 
+// TestStaleRefLock: a <ref>.lock left by an update-ref that was killed (by
+// the timeout, say) does not stop the agent's captures: the next number is
+// taken, and the lock is left for git's own tools to report.
+func TestStaleRefLock(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	dir := filepath.Join(r.GitDir, "refs", "venom", "checkpoints", "a1")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "1.lock"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "2.lock"), nil, 0o644)
+	if res := take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "manual"}); res.Checkpoint.Checkpoint != "k3" {
+		t.Errorf("took %s, want k3 past the stale locks", res.Checkpoint.Checkpoint)
+	}
+	r.Write("a", "next\n")
+	if res := take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "manual"}); res.Checkpoint.Checkpoint != "k4" {
+		t.Errorf("then took %s, want k4", res.Checkpoint.Checkpoint)
+	}
+}
+
+// TestLogDeleted: with the log gone and its refs still there, the next
+// capture goes past every ref at once and overwrites none.
+func TestLogDeleted(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	for i := 0; i < 4; i++ {
+		r.Write("a", fmt.Sprint(i, "\n"))
+		take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "manual"})
+	}
+	r.Git("update-ref", "-d", "refs/venom/checkpoints/a1/2")
+	before := r.Refs()
+	os.Remove(filepath.Join(r.GitDir, "venom", "log.jsonl"))
+	r.Write("a", "after\n")
+	if res := take(t, r, checkpoint.TakeOptions{Agent: "a1", Reason: "manual"}); res.Checkpoint.Checkpoint != "k5" {
+		t.Errorf("took %s, want k5", res.Checkpoint.Checkpoint)
+	}
+	for name, oid := range before {
+		if r.Refs()[name] != oid {
+			t.Errorf("%s moved", name)
+		}
+	}
+}
+
 // TestBR25TooLarge: past maxTotalBytes the capture fails with
 // failed.checkpoint_too_large naming the five largest paths, logs
 // checkpoint.failed, and writes no object and no ref.
