@@ -41,9 +41,15 @@ docs/man/%.1: docs/man/%.md
 	$(GO) tool go-md2man -in $< -out $@
 
 ## test: what CI runs: the Go tests, then the t/ suite by prove against bin/
+# Both always run, so one failure does not hide the other; either fails it.
 test: build
-	$(GO) test -count=1 ./...
-	PATH="$(CURDIR)/bin:$$PATH" VENOM_BIN="$(CURDIR)/bin" $(PROVE) -j$(TEST_JOBS) --exec bash $(PROVE_OPTS) $(T_SCRIPTS)
+	@status=0; \
+	echo "$(GO) test -count=1 ./..."; \
+	$(GO) test -count=1 ./... || status=1; \
+	echo "prove -j$(TEST_JOBS) --exec bash $(PROVE_OPTS) t/t*.sh"; \
+	PATH="$(CURDIR)/bin:$$PATH" VENOM_BIN="$(CURDIR)/bin" \
+		$(PROVE) -j$(TEST_JOBS) --exec bash $(PROVE_OPTS) $(T_SCRIPTS) || status=1; \
+	exit $$status
 
 ## check: gofmt (any listed file fails), go vet, and the Go tests under -race
 check:

@@ -258,10 +258,15 @@ test_expect_success 'a bad --reason is invalid_params.reason (exit 2) listing th
 '
 
 test_expect_success 'reasons only a rollback may give are refused' '
-	for r in pre_rollback rollback fork; do
+	for r in pre_rollback rollback; do
 		test_expect_code 2 git venom-checkpoint --agent default --reason $r --json >err.json &&
 		test_json err.json ".error.code == \"invalid_params.reason\"" || return 1
 	done
+'
+
+test_expect_success '--reason fork without --fork-of is a usage error' '
+	test_expect_code 2 git venom-checkpoint --agent default --reason fork --json >err.json &&
+	test_json err.json ".error.code == \"invalid_params.usage\""
 '
 
 test_expect_success 'a bad --isolation is invalid_params.isolation (exit 2)' '
