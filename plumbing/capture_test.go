@@ -276,6 +276,54 @@ func TestBR24MaxFileBytes(t *testing.T) {
 	if got := skips(snap); !reflect.DeepEqual(got, wantSkips) {
 		t.Errorf("skipped %+v, want %+v", got, wantSkips)
 	}
+	// Skipped files are only stat'ed: no blob of theirs was written.
+	for _, c := range []string{strings.Repeat("b", 300), strings.Repeat("d", 101)} {
+		if _, err := r.GitErr("cat-file", "-e", r.HashBlob(c)); err == nil {
+			t.Errorf("a skipped file of %d bytes was hashed into the object store", len(c))
+		}
+	}
+}
+
+// TestBR27StatCache: the capture starts from a copy of the real index and
+// its stat data, so an unchanged tracked file is never read again (a
+// read-tree start re-hashes every file, BR-27). A clean filter that logs
+// each file git reads through it shows which ones were.
+func TestBR27StatCache(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	spy := filepath.Join(t.TempDir(), "spy.log")
+	r.Git("config", "filter.spy.clean", "echo %f >> '"+spy+"'; cat")
+	r.Write(".gitattributes", "* filter=spy\n")
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < 20; i++ {
+		p := fmt.Sprintf("f%02d.txt", i)
+		r.Write(p, p+"\n")
+		os.Chtimes(r.Path(p), old, old) // not racily clean
+	}
+	r.Write("a", "a\n")
+	os.Chtimes(r.Path("a"), old, old)
+	os.Chtimes(r.Path(".gitattributes"), old, old)
+	r.Commit("init")
+	os.Remove(spy)
+	r.Write("a", "edited\n")
+	r.Write("new.txt", "n\n")
+	snap := capture(t, r, plumbing.CaptureOptions{})
+	if got, _ := r.Show(string(snap.Tree), "a"); got != "edited\n" {
+		t.Errorf("a = %q", got)
+	}
+	read, _ := os.ReadFile(spy)
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(string(read)) {
+		seen[p] = true
+	}
+	for p := range seen {
+		if p != "a" && p != "new.txt" {
+			t.Errorf("the capture read the unchanged %s (read: %q)", p, read)
+		}
+	}
+	if !seen["a"] || !seen["new.txt"] {
+		t.Errorf("the filter did not see the changed files (read: %q): the test does not test", read)
+	}
 }
 
 // TestBR25MaxTotalBytes: past maxTotalBytes the capture fails naming the
