@@ -1,8 +1,12 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -91,16 +95,11 @@ func (t *Tree) RecordEdit(ctx context.Context, agent string, paths []string) (*j
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "waiting for the agent's lock")
 	}
 	defer lk.Unlock()
-	st, err := t.Log.Load()
+	turn, err := t.OpenTurn(agent)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
 	}
-	rec := journal.Edit{Agent: agent, Paths: rels, Path: t.Path()}
-	if a := st.Agents[agent]; a != nil {
-		if open := a.OpenTurn(); open != nil {
-			rec.Turn = open.ID()
-		}
-	}
+	rec := journal.Edit{Agent: agent, Turn: turn, Paths: rels, Path: t.Path()}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeEdit, Body: rec}); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the edit")
 	}
@@ -158,4 +157,92 @@ func resolveParents(p string) string {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
+}
+
+// OpenTurn returns the id of agent's open turn, or "" when none is open:
+// the answer a replay of the log gives (journal.Agent.OpenTurn), read from
+// the agent's last turn record alone. Take writes an agent's turn records
+// in order under the agent's lock, so the last one is a turn.started while
+// a turn is open and a turn.ended once it is closed (a synthetic end is
+// followed by the next turn's start). The log is read backwards from its
+// end and only lines naming the agent's turn records are decoded, so an
+// edit event costs the same on a log of ten records or a million.
+func (t *Tree) OpenTurn(agent string) (string, error) {
+	f, err := os.Open(t.Log.Path())
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	needle := []byte(`"agent":"` + agent + `"`)
+	turn := ""
+	err = linesBackward(f, func(line []byte) bool {
+		if !bytes.Contains(line, []byte(`"turn.`)) || !bytes.Contains(line, needle) {
+			return false
+		}
+		var r struct {
+			Type  string `json:"type"`
+			Agent string `json:"agent"`
+			Turn  string `json:"turn"`
+		}
+		if json.Unmarshal(line, &r) != nil || r.Agent != agent {
+			return false
+		}
+		switch r.Type {
+		case journal.TypeTurnStarted:
+			turn = r.Turn
+			return true
+		case journal.TypeTurnEnded:
+			return true
+		}
+		return false
+	})
+	return turn, err
+}
+
+// linesBackward calls fn with each complete line of f, last first, until fn
+// returns true. A last line without its newline (an append cut short by a
+// crash) is not complete and is skipped, as journal readers do. It reads
+// 64 KiB at a time from the end.
+func linesBackward(f *os.File, fn func(line []byte) bool) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	const chunk = 64 << 10
+	pos := st.Size()
+	var head []byte // a line cut by the chunk boundary: its end, so far
+	atEnd := true
+	for pos > 0 {
+		n := min(int64(chunk), pos)
+		pos -= n
+		data := make([]byte, n, n+int64(len(head)))
+		if _, err := f.ReadAt(data, pos); err != nil && err != io.EOF {
+			return err
+		}
+		data = append(data, head...)
+		body := data
+		head = nil
+		if pos > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				head = data
+				continue
+			}
+			head, body = data[:i], data[i+1:]
+		}
+		lines := bytes.Split(body, []byte{'\n'})
+		if atEnd {
+			lines = lines[:len(lines)-1] // after the last newline: nothing, or a torn line
+			atEnd = false
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if len(lines[i]) > 0 && fn(lines[i]) {
+				return nil
+			}
+		}
+	}
+	return nil
 }

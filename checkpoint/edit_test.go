@@ -2,6 +2,7 @@ package checkpoint_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,4 +132,54 @@ func TestRecordEditWaitsForCapture(t *testing.T) {
 	if rfcerr.Code(err) != "timeout.checkpoint" || time.Since(start) > 5*time.Second {
 		t.Errorf("edit during a stuck capture: %v after %v", err, time.Since(start))
 	}
+}
+
+// OpenTurn reads only the log's tail; it must agree with a full replay
+// through every turn pattern Take writes, with two agents whose ids share
+// a prefix, and past a torn last line.
+func TestOpenTurnMatchesReplay(t *testing.T) {
+	r := newRepo(t)
+	tr := openTree(t, r)
+	check := func(step string) {
+		t.Helper()
+		st, err := tr.Log.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, agent := range []string{"a", "a1", "never"} {
+			want := ""
+			if ag := st.Agents[agent]; ag != nil && ag.OpenTurn() != nil {
+				want = ag.OpenTurn().ID()
+			}
+			got, err := tr.OpenTurn(agent)
+			if err != nil || got != want {
+				t.Errorf("after %s: OpenTurn(%s) = %q, %v; replay says %q", step, agent, got, err, want)
+			}
+		}
+	}
+	check("nothing")
+	for i, s := range []struct{ agent, reason string }{
+		{"a", checkpoint.ReasonTurnStart},
+		{"a1", checkpoint.ReasonTurnStart},
+		{"a", checkpoint.ReasonManual},
+		{"a", checkpoint.ReasonTurnEnd},
+		{"a", checkpoint.ReasonTurnEnd},    // no open turn: opens and closes one
+		{"a1", checkpoint.ReasonTurnStart}, // synthetic end, then t2
+		{"a", checkpoint.ReasonTurnStart},
+		{"a1", checkpoint.ReasonTurnEnd},
+	} {
+		r.Write("f", fmt.Sprint(i))
+		take(t, r, checkpoint.TakeOptions{Agent: s.agent, Reason: s.reason})
+		if _, err := tr.RecordEdit(context.Background(), s.agent, []string{"f"}); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("step %d (%s %s)", i, s.agent, s.reason))
+	}
+	f, err := os.OpenFile(tr.Log.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, `{"seq":99,"type":"turn.started","agent":"a1","turn":"t9"`)
+	f.Close()
+	check("a torn line")
 }
