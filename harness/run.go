@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -237,12 +238,12 @@ func (r *run) handle(ctx context.Context, t *checkpoint.Tree, ev *Event, paths [
 		if !t.Config.Enabled {
 			return
 		}
-		st, err := t.Log.Load()
+		open, err := t.OpenTurn(agent)
 		if err != nil {
 			r.problem("reading the log: %v", err)
 			return
 		}
-		if a := st.Agents[agent]; a != nil && a.OpenTurn() != nil {
+		if open != "" {
 			r.take(ctx, t, agent, checkpoint.ReasonTurnEnd, hid)
 		}
 	case Edit:
@@ -396,8 +397,9 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *journal.AgentBindin
 }
 
 // bindings reads every agent.binding record of the log, in order. Most
-// logs have none, and a plain search of the file says so without decoding
-// a line, which keeps edit events cheap.
+// logs have none, and a plain search of the file says so; otherwise only
+// the lines that hold one are decoded, which keeps every event's cost low
+// on a long log.
 func bindings(l *journal.Log) ([]journal.AgentBinding, error) {
 	data, err := os.ReadFile(l.Path())
 	if err != nil {
@@ -406,21 +408,23 @@ func bindings(l *journal.Log) ([]journal.AgentBinding, error) {
 		}
 		return nil, err
 	}
-	if !bytes.Contains(data, []byte(`"`+journal.TypeAgentBinding+`"`)) {
-		return nil, nil
-	}
-	recs, _, err := journal.Parse(data)
-	if err != nil {
-		return nil, err
-	}
+	needle := []byte(`"type":"` + journal.TypeAgentBinding + `"`)
 	var out []journal.AgentBinding
-	for _, rec := range recs {
-		if rec.Type != journal.TypeAgentBinding {
-			continue
+	for len(data) > 0 {
+		i := bytes.Index(data, needle)
+		if i < 0 {
+			break
 		}
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		end := bytes.IndexByte(data[i:], '\n')
+		if end < 0 {
+			break // a torn last line
+		}
+		line := data[start : i+end]
+		data = data[i+end+1:]
 		var b journal.AgentBinding
-		if err := rec.Decode(&b); err != nil {
-			return nil, fmt.Errorf("log record %d: %w", rec.Seq, err)
+		if err := json.Unmarshal(line, &b); err != nil {
+			return nil, fmt.Errorf("log record %.60s: %w", line, err)
 		}
 		out = append(out, b)
 	}
