@@ -23,9 +23,13 @@ const hookUsage = "git venom-hook <harness> [--agent <id>]        (reads one hoo
 // Write tool's event carries the whole file, so this is generous.
 const maxEvent = 64 << 20
 
-// hookNotes is where the rollback side plugs in RFC 8's files-only note
-// (harness.Notes); nil prints none.
-var hookNotes harness.Notes
+// hookNotes is where the rollback side plugs in RFC 8's files-only note:
+// the store of note.pending and note.delivered records that a
+// `--restore files` rollback leaves for the agent's next prompt-submit
+// hook (harness.Notes). Until it exists no note is printed.
+//
+// TODO(issue 5): return the rollback's note store here.
+func hookNotes() harness.Notes { return nil }
 
 func runHook(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
@@ -94,7 +98,7 @@ func hookEvent(ctx context.Context, e *env, args []string) {
 			fmt.Fprintf(e.Err, "venom-hook: reading stdin: %v\n", err)
 		}
 	}
-	harness.Run(ctx, h, input, harness.Options{Stdout: e.Out, Stderr: e.Err, Agent: *agent, Notes: hookNotes})
+	harness.Run(ctx, h, input, harness.Options{Stdout: e.Out, Stderr: e.Err, Agent: *agent, Notes: hookNotes()})
 }
 
 // drain reads the rest of stdin, so the harness writing the event never
