@@ -703,12 +703,18 @@ func TestBR34SafeCRLF(t *testing.T) {
 // rounds run in parallel, so the wait is paid once.
 func TestCaptureRacyGit(t *testing.T) {
 	t.Parallel()
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 6; i++ {
 		t.Run(fmt.Sprint("round", i), func(t *testing.T) {
 			t.Parallel()
 			r := gittest.New(t)
 			r.Write("seed", "seed\n")
 			r.Commit("init")
+			if i == 5 {
+				// The private index is rewritten (to clear this bit) before
+				// the walk; git smudges racy entries as it writes, against
+				// the copy's kept mtime.
+				r.Git("update-index", "--assume-unchanged", "seed")
+			}
 			r.Write("f", "aaaa\n")
 			r.Git("add", "f")
 			r.Write("f", "bbbb\n") // same size, and most likely the same second
