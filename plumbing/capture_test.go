@@ -233,7 +233,7 @@ func TestBR38TrickyNames(t *testing.T) {
 	r.Commit("init")
 	w := map[string]want{"a": file("a\n"), "tracked :colon": file("c\n changed\n")}
 	r.Write("tracked :colon", "c\n changed\n")
-	for _, n := range trickyNames {
+	for _, n := range namesFor(t, r) {
 		if n == "--" {
 			continue // git forbids no name, but '--' alone is kept for the parser tests
 		}

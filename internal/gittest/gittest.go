@@ -420,6 +420,20 @@ func diffFiles(t testing.TB, where string, before, after map[string]fileState) {
 	}
 }
 
+// NonUTF8Names reports whether the filesystem under dir takes file names
+// that are not UTF-8 (Linux filesystems do; APFS refuses them), for tests
+// of such names to skip where they cannot exist.
+func NonUTF8Names(t testing.TB, dir string) bool {
+	t.Helper()
+	p := filepath.Join(dir, "probe-\xff\xfe")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Logf("this filesystem refuses names that are not UTF-8: %v", err)
+		return false
+	}
+	os.Remove(p)
+	return true
+}
+
 // Build compiles the named commands of this module (e.g.
 // "git-venom-checkpoint") into a temporary directory and returns it, for
 // tests that spawn the binaries as separate processes.
