@@ -75,7 +75,7 @@ test_expect_success 'every code the checkpoint command returns is in its man pag
 	) | tr -d "\"" | grep -v "^invalid_params.command$" | sort -u >codes.out &&
 	test -s codes.out &&
 	while read code; do
-		grep -F "| $code |" "$man_src" >/dev/null || {
+		grep -F "**$code** (" "$man_src" >/dev/null || {
 			echo >&4 "$code is not in the EXIT STATUS table of docs/man/git-venom-checkpoint.md"
 			return 1
 		}

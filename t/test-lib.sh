@@ -87,7 +87,7 @@ export VENOM_TEST_ORIG_HOME VENOM_TEST_ORIG_PATH
 for _v in $(compgen -v GIT_); do
 	unset "$_v"
 done
-for _v in $(compgen -v VENOM_ | grep -v '^VENOM_\(SRC\|BIN\|TEST_.*\)$'); do
+for _v in $(compgen -v VENOM_ | grep -E -v '^VENOM_(SRC|BIN|TEST_.*)$'); do
 	unset "$_v"
 done
 unset _v
@@ -485,11 +485,6 @@ test_mtimes () {
 # where the file system keeps it.
 test_mtime () {
 	perl -MTime::HiRes=stat -e 'printf "%.6f\n", (stat $ARGV[0])[9]' "$1"
-}
-
-# test_file_hash FILE prints a digest of FILE's bytes (cksum is POSIX).
-test_file_hash () {
-	cksum <"$1" | tr -s ' ' ' '
 }
 
 # venom_ref AGENT K prints the ref of checkpoint K (k<n>) of AGENT.
