@@ -176,7 +176,7 @@ test_expect_success 'the capture holds the working-tree content of a partly stag
 	test_cmp expect actual
 '
 
-test_expect_success 'a run from a subdirectory captures the whole worktree, and says so' '
+test_expect_success 'BR-52: a run from a subdirectory captures the whole worktree, and says so' '
 	echo top-level-change >>a.txt &&
 	(
 		cd src/deep &&
