@@ -23,8 +23,11 @@ import (
 //
 // BenchmarkHookEdit is an edit-record event (target: well under 15 ms).
 // BenchmarkHookTurnStart is a prompt-submit event that captures a changed
-// tree; BenchmarkTakeInProcess is the same capture without the hook
-// process, so their difference is the hook's own cost (target: 10 ms).
+// tree; BenchmarkCheckpointCommand is the same capture by `git
+// venom-checkpoint --reason turn_start`, and BenchmarkTakeInProcess the
+// capture alone, without a process: the hook's own cost (target: 10 ms) is
+// its difference from the first, and from the second what a hook adds
+// over the command a person would run.
 // The repository has benchFiles files; log=N pre-fills the log with N
 // records, since every event replays it.
 
@@ -50,7 +53,7 @@ func benchRepo(b *testing.B, logRecords int) (*gittest.Repo, []string) {
 			b.Fatal(err)
 		}
 	}
-	bin := gittest.Build(b, "git-venom-hook")
+	bin := gittest.Build(b, "git-venom-hook", "git-venom-checkpoint")
 	env := hookEnv("PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"))
 	var clean []string
 	for _, kv := range env {
@@ -99,6 +102,25 @@ func BenchmarkHookTurnStart(b *testing.B) {
 				repo.Write("pkg00/file000.go", fmt.Sprintf("package p\n\nvar v0 = %d\n", i))
 				b.StartTimer()
 				runGitHook(b, repo, env, in)
+			}
+		})
+	}
+}
+
+func BenchmarkCheckpointCommand(b *testing.B) {
+	for _, n := range []int{0, 10000} {
+		b.Run(fmt.Sprintf("log=%d", n), func(b *testing.B) {
+			repo, env := benchRepo(b, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				repo.Write("pkg00/file000.go", fmt.Sprintf("package p\n\nvar v0 = %d\n", i))
+				b.StartTimer()
+				cmd := exec.Command("git", "venom-checkpoint", "--agent", "bench", "--reason", "turn_start", "--json")
+				cmd.Dir, cmd.Env = repo.Dir, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
 			}
 		})
 	}

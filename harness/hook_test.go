@@ -216,6 +216,7 @@ func wantRecord(t *testing.T, r record, want map[string]any) {
 // A whole Claude Code session: each event does what DESIGN.md section 6's
 // table says, with exit 0 and nothing on stdout.
 func TestClaudeCodeSession(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
 	ev := func(name string) outcome {
@@ -292,6 +293,7 @@ func TestClaudeCodeSession(t *testing.T) {
 // An interrupt fires no hook: the next prompt ends the open turn first
 // (synthetic), and a session that ends with a turn open closes it.
 func TestClaudeCodeInterruptedTurn(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
 	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
@@ -319,6 +321,7 @@ func TestClaudeCodeInterruptedTurn(t *testing.T) {
 // StopFailure (an API error) ends the turn like Stop. With no transcript
 // yet, harness_end is left out, quietly.
 func TestClaudeCodeStopFailure(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": filepath.Join(t.TempDir(), "not-yet.jsonl")}
 	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
@@ -337,6 +340,7 @@ func TestClaudeCodeStopFailure(t *testing.T) {
 }
 
 func TestCodexSession(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	repo.Write("docs/old_name.md", "old\n")
 	repo.Write("obsolete.txt", "x\n")
@@ -400,6 +404,7 @@ func TestCodexSession(t *testing.T) {
 }
 
 func TestGeminiSession(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	for _, name := range []string{"SessionStart.json", "BeforeAgent.json"} {
@@ -430,6 +435,7 @@ func TestGeminiSession(t *testing.T) {
 
 // Cursor expects a JSON object on stdout on every path: {} is its no-op.
 func TestCursorSession(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	event(t, repo.Dir, "cursor", "sessionStart.json", vars, "{}\n")
@@ -461,6 +467,7 @@ func TestCursorSession(t *testing.T) {
 // Malformed input: a message on stderr, exit 0, nothing on stdout, and in a
 // repository a checkpoint.failed (the lost event may have been a capture).
 func TestMalformedEvents(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/*/malformed-*.json")
 	if len(files) < 8 {
 		t.Fatalf("only %d malformed fixtures", len(files))
@@ -468,6 +475,7 @@ func TestMalformedEvents(t *testing.T) {
 	for _, f := range files {
 		h, name := filepath.Base(filepath.Dir(f)), filepath.Base(f)
 		t.Run(h+"/"+name, func(t *testing.T) {
+			t.Parallel()
 			repo := newRepo(t)
 			idle := ""
 			if h == "cursor" {
@@ -498,6 +506,7 @@ func TestMalformedEvents(t *testing.T) {
 // An event whose shape is unexpected but harmless is reported and
 // otherwise ignored: no record, since no capture was lost.
 func TestUnexpectedEvents(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	for _, c := range []struct{ h, f, stderr string }{
@@ -521,6 +530,7 @@ func TestUnexpectedEvents(t *testing.T) {
 }
 
 func TestHookOutsideRepository(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"UserPromptSubmit.json", "PostToolUse-Write.json", "malformed-truncated.json"} {
 		o := event(t, dir, "claude-code", name, map[string]string{"CWD": dir}, "")
@@ -533,6 +543,7 @@ func TestHookOutsideRepository(t *testing.T) {
 // venom.checkpoints.enabled=false turns automatic capture off: the hooks
 // take no checkpoint and record no edit.
 func TestHookDisabled(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	repo.Git("config", "venom.checkpoints.enabled", "false")
 	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
@@ -551,6 +562,7 @@ func TestHookDisabled(t *testing.T) {
 // agent's lock is held) lets the turn go: exit 0 soon after the timeout,
 // and a checkpoint.failed.
 func TestHookCaptureTimeout(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	repo.Git("config", "venom.checkpoints.timeout", "1s")
 	lg, err := journal.Open(repo.GitDir)
@@ -578,6 +590,7 @@ func TestHookCaptureTimeout(t *testing.T) {
 
 // Two sessions in one tree are two agents (DESIGN.md section 6).
 func TestTwoSessionsAreTwoAgents(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
@@ -597,6 +610,7 @@ func TestTwoSessionsAreTwoAgents(t *testing.T) {
 // A session a rollback forked stays the agent it continues (agent.binding),
 // and its first event confirms the binding, once.
 func TestBoundSessionStaysTheAgent(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
@@ -642,6 +656,7 @@ func (f *fakeNotes) Pending(ctx context.Context, t *checkpoint.Tree, agent strin
 // and marks it delivered only after printing it. Cursor has no channel:
 // the note stays pending.
 func TestBR58PromptSubmitPrintsPendingNoteOnce(t *testing.T) {
+	t.Parallel()
 	note := "Note: the files were rolled back to their state after turn t1. Changes made after that point are gone, and what you remember of them may no longer be true."
 	gem, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "BeforeAgent", "additionalContext": note}})
 	for _, c := range []struct{ h, fixture, want1, want2 string }{
@@ -670,6 +685,7 @@ func TestBR58PromptSubmitPrintsPendingNoteOnce(t *testing.T) {
 // BR-59: edits made through a shell command name no edit tool, so no edit
 // record; the turn's checkpoints still hold them (their class is turn).
 func TestBR59ShellEditsAreCapturedWithoutEditRecords(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
 	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
@@ -693,6 +709,7 @@ func TestBR59ShellEditsAreCapturedWithoutEditRecords(t *testing.T) {
 // Parallel tool calls run their hooks at once: no record is lost or torn,
 // no checkpoint id is used twice, and the log's seq has no gap.
 func TestHookConcurrency(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
 	const edits, sessions = 32, 6

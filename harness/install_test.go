@@ -165,6 +165,7 @@ func commands(m map[string]any, events ...string) []string {
 }
 
 func TestInstallRoundTripKeepsOtherHooks(t *testing.T) {
+	t.Parallel()
 	want := map[string][]string{
 		"claude-code": {"SessionStart[]=git venom-hook claude-code", "UserPromptSubmit[]=git venom-hook claude-code",
 			"PostToolUse[Bash]=./scripts/log-bash.sh", "PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git venom-hook claude-code",
@@ -184,6 +185,7 @@ func TestInstallRoundTripKeepsOtherHooks(t *testing.T) {
 	}
 	for _, name := range harness.Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			h, _ := harness.Lookup(name)
 			root := t.TempDir()
 			ex := existing[name]
@@ -242,6 +244,7 @@ func TestInstallRoundTripKeepsOtherHooks(t *testing.T) {
 // timeout, a copy under a stale matcher, a duplicate) is updated in place,
 // not added again.
 func TestInstallUpdatesOwnEntries(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	p := filepath.Join(root, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(p), 0o755)
@@ -278,6 +281,7 @@ func TestInstallUpdatesOwnEntries(t *testing.T) {
 }
 
 func TestInstallRefusesUnreadableSettings(t *testing.T) {
+	t.Parallel()
 	h, _ := harness.Lookup("claude-code")
 	for _, text := range []string{`{"hooks": {`, `[1, 2]`, `{"hooks": []}`, `{"hooks": {"Stop": {}}}`, "// a comment\n{}"} {
 		root := t.TempDir()
@@ -295,6 +299,7 @@ func TestInstallRefusesUnreadableSettings(t *testing.T) {
 }
 
 func TestInstallScopes(t *testing.T) {
+	t.Parallel()
 	root, home, cfg := "/r", "/h", "/cfg"
 	env := func(k string) string {
 		return map[string]string{"CLAUDE_CONFIG_DIR": cfg, "CODEX_HOME": cfg + "/codex"}[k]
@@ -332,6 +337,7 @@ func TestInstallScopes(t *testing.T) {
 // A settings file that is a symlink (dotfiles kept in a repository) is
 // replaced at its target; the link stays.
 func TestInstallThroughSymlink(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	target := filepath.Join(t.TempDir(), "dotfiles-settings.json")
 	os.WriteFile(target, []byte(`{"model": "opus"}`), 0o644)
@@ -354,6 +360,7 @@ func TestInstallThroughSymlink(t *testing.T) {
 
 // The command a person runs: what it prints, and the Codex trust step.
 func TestInstallCommand(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	o := hook(t, repo.Dir, nil, []string{"install", "claude-code"})
 	p := filepath.Join(repo.Dir, ".claude", "settings.local.json")
