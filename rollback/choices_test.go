@@ -1,0 +1,209 @@
+package rollback_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/rollback"
+)
+
+// leftOf finds path in a result's left; nil when absent.
+func leftOf(res *rollback.Result, path string) *rollback.Left {
+	for i, l := range res.Repos[0].Left {
+		if l.Path == path {
+			return &res.Repos[0].Left[i]
+		}
+	}
+	return nil
+}
+
+func fileOf(res *rollback.Result, path string) *rollback.File {
+	for i, f := range res.Repos[0].Files {
+		if f.Path == path {
+			return &res.Repos[0].Files[i]
+		}
+	}
+	return nil
+}
+
+// TestFreshFileKept: in an unguarded tree with no --outside, a file
+// created after the last checkpoint, which only S holds, is kept (left
+// outside, "created after the last checkpoint"); a file the last
+// checkpoint holds is deleted; --outside overwrite deletes the fresh file
+// too, its content in the safety checkpoint.
+func TestFreshFileKept(t *testing.T) {
+	t.Parallel()
+	for _, outside := range []string{"", "overwrite"} {
+		t.Run("outside="+outside, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, false)
+			r := f.r
+			r.Write("a.txt", "one\n")
+			r.Commit("init")
+			f.take(checkpoint.ReasonTurnStart)
+			r.Write("turn.txt", "made in the turn\n")
+			f.take(checkpoint.ReasonTurnEnd)
+			r.Write("fresh.txt", "made after the last checkpoint\n")
+			res := f.mustRollback("k1", rollback.Options{Restore: "files", Outside: outside})
+			if fc := fileOf(res, "turn.txt"); fc == nil || fc.Change != "delete" {
+				t.Errorf("turn.txt: %+v", fc)
+			}
+			if _, err := os.Lstat(r.Path("turn.txt")); !os.IsNotExist(err) {
+				t.Errorf("turn.txt still there: %v", err)
+			}
+			l := leftOf(res, "fresh.txt")
+			_, err := os.Lstat(r.Path("fresh.txt"))
+			if outside == "" {
+				if l == nil || l.Reason != "outside" || l.Detail != "created after the last checkpoint" || fileOf(res, "fresh.txt") != nil {
+					t.Errorf("fresh.txt: left %+v, files %+v", l, res.Repos[0].Files)
+				}
+				if got := r.Read("fresh.txt"); got != "made after the last checkpoint\n" {
+					t.Errorf("fresh.txt = %q", got)
+				}
+				return
+			}
+			if fc := fileOf(res, "fresh.txt"); l != nil || fc == nil || fc.Change != "delete" || fc.Class != rollback.ClassOutside {
+				t.Errorf("fresh.txt with --outside overwrite: left %+v, file %+v", l, fc)
+			}
+			if !os.IsNotExist(err) {
+				t.Errorf("fresh.txt still there: %v", err)
+			}
+			if got, _ := r.Show(f.ref(res.Safety), "fresh.txt"); got != "made after the last checkpoint\n" {
+				t.Errorf("safety checkpoint fresh.txt = %q", got)
+			}
+		})
+	}
+}
+
+// TestIgnoredAtTarget: a turn drops the .env rule from .gitignore, so .env
+// is captured; rolling back to before deletes nothing the target's own
+// ignore rules ignore (left ignored_at_target), .env keeps its bytes, and
+// the result is exact (CASES BR-05 B).
+func TestIgnoredAtTarget(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write(".gitignore", ".env\nlogs/\n")
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	write(t, r.Dir, ".env", []byte("SECRET=1\n"), 0o600)
+	r.Write("logs/run.log", "log\n")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", "")
+	r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	if got, ok := r.Show(f.ref("k2"), ".env"); !ok || got != "SECRET=1\n" {
+		t.Fatalf("scenario: k2 does not hold .env (%q)", got)
+	}
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	for _, p := range []string{".env", "logs/run.log"} {
+		if l := leftOf(res, p); l == nil || l.Reason != "ignored_at_target" || fileOf(res, p) != nil {
+			t.Errorf("%s: left %+v", p, l)
+		}
+	}
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Errorf(".env = %q", got)
+	}
+	if st, err := os.Stat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf(".env mode: %v %v", st, err)
+	}
+	if got := r.Read("logs/run.log"); got != "log\n" {
+		t.Errorf("logs/run.log = %q", got)
+	}
+	if got := r.Read(".gitignore"); got != ".env\nlogs/\n" {
+		t.Errorf(".gitignore = %q", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is false")
+	}
+}
+
+// TestConvertedWrites: a written file whose bytes on disk are not its
+// blob's (an eol conversion) is listed in repos[].converted and makes the
+// result not exact; the rollback itself succeeds.
+func TestConvertedWrites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write(".gitattributes", "*.txt text eol=crlf\n")
+	r.Write("a.txt", "one\r\n")
+	r.Write("b.bin", "raw\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("a.txt", "two\r\n")
+	r.Write("b.bin", "raw2\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	if got, _ := r.Show(f.ref("k1"), "a.txt"); got != "one\n" {
+		t.Fatalf("scenario: k1 a.txt blob %q", got)
+	}
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if got := r.Read("a.txt"); got != "one\r\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+	if got := r.Read("b.bin"); got != "raw\n" {
+		t.Errorf("b.bin = %q", got)
+	}
+	if c := res.Repos[0].Converted; len(c) != 1 || c[0] != "a.txt" {
+		t.Errorf("converted = %q, want [a.txt]", c)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact = %v, want false", res.Exact)
+	}
+}
+
+// TestIgnoredInTheWay: a write that would replace a directory holding an
+// ignored file, or go through a symlink a person made, is left
+// ignored_in_the_way with the path in the way, and nothing there is
+// touched: not the ignored file, nor the folder outside the tree the
+// symlink points to (RFC 7.4, CASES BR-32).
+func TestIgnoredInTheWay(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	outside := filepath.Join(filepath.Dir(r.Dir), "victim")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(".gitignore", "*.log\nlink\n")
+	r.Write("out", "a file at k1\n")
+	r.Write("lib/x.c", "x1\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	os.Remove(r.Path("out"))
+	r.Write("out/run.log", "ignored, only here\n")
+	r.Write("out/gen.txt", "generated\n")
+	os.RemoveAll(r.Path("lib"))
+	f.take(checkpoint.ReasonTurnEnd)
+	// lib becomes a symlink out of the tree, ignored, so S does not hold it.
+	if err := os.Symlink(outside, r.Path("link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.Path("link"), r.Path("lib")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(".gitignore", "*.log\nlink\nlib\n")
+	res := f.mustRollback("k1", rollback.Options{Restore: "files", Outside: "keep"})
+	if l := leftOf(res, "out"); l == nil || l.Reason != "ignored_in_the_way" || l.Detail != "out/run.log" {
+		t.Errorf("out: left %+v (files %+v)", l, res.Repos[0].Files)
+	}
+	if l := leftOf(res, "out/gen.txt"); l == nil || l.Reason != "ignored_in_the_way" {
+		t.Errorf("out/gen.txt: left %+v", l)
+	}
+	if l := leftOf(res, "lib/x.c"); l == nil || l.Reason != "ignored_in_the_way" || l.Detail != "lib" {
+		t.Errorf("lib/x.c: left %+v", l)
+	}
+	if got := r.Read("out/run.log"); got != "ignored, only here\n" {
+		t.Errorf("out/run.log = %q", got)
+	}
+	if got := r.Read("out/gen.txt"); got != "generated\n" {
+		t.Errorf("out/gen.txt = %q", got)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("the rollback wrote through the symlink into %s: %v", outside, ents)
+	}
+	if st, err := os.Lstat(r.Path("lib")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("lib is no longer the person's symlink: %v %v", st, err)
+	}
+}

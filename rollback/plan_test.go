@@ -1,0 +1,117 @@
+package rollback_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/rollback"
+)
+
+// planID is RFC 7.2's id of a canonical JSON document, computed here from
+// the exact bytes.
+func planID(doc string) string {
+	sum := sha256.Sum256([]byte(doc))
+	return "p1-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// TestDigest checks Digest against RFC 7.2's canonical JSON byte for byte:
+// the example's members in its order, no spaces, outside null when not
+// given, head null when unborn. The toolkit has one repo, named ".".
+func TestDigest(t *testing.T) {
+	t.Parallel()
+	const tree = "6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b"
+	const headOID = "8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"
+	for _, tc := range []struct {
+		name, checkpoint, restore, outside string
+		keepHead                           bool
+		head                               plumbing.OID
+		doc                                string
+	}{
+		{"RFC 7.2's example", "k2", "all", "", false, headOID,
+			`{"checkpoint":"k2","restore":"all","outside":null,"keep_head":false,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":"8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"}]}`},
+		{"choices given", "k12", "files", "keep", true, headOID,
+			`{"checkpoint":"k12","restore":"files","outside":"keep","keep_head":true,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":"8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"}]}`},
+		{"unborn HEAD", "k1", "files", "overwrite", false, "",
+			`{"checkpoint":"k1","restore":"files","outside":"overwrite","keep_head":false,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":null}]}`},
+	} {
+		got := rollback.Digest(tc.checkpoint, tc.restore, tc.outside, tc.keepHead, tree, tc.head)
+		if want := planID(tc.doc); got != want {
+			t.Errorf("%s: Digest = %s, want %s (SHA-256 of %s)", tc.name, got, want, tc.doc)
+		}
+	}
+	// The value computed outside Go (python3 hashlib), so the test does not
+	// only agree with itself.
+	if got := rollback.Digest("k2", "all", "", false, tree, headOID); got != "p1-f65dd0bc18a1af53" {
+		t.Errorf("Digest of RFC 7.2's example = %s", got)
+	}
+}
+
+// TestPlanIDAndDryRun: a dry run's plan id is the digest of its checkpoint,
+// the choices as given and S (the tree and HEAD it captured); each choice
+// changes it; and the dry run writes no ref, no log record and nothing the
+// user sees, and leaves no private index behind (RFC 7.2, DESIGN.md 5).
+func TestPlanIDAndDryRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("a.txt", "two\n")
+	r.Commit("agent")
+	f.take(checkpoint.ReasonTurnEnd)
+	r.Write("b.txt", "after\n")
+
+	s, err := f.tree().CurrentTree(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	headNow, _ := head(r)
+	logBefore := logBytes(t, r)
+	snap := r.Snapshot()
+	seen := map[string]rollback.Options{}
+	for _, o := range []rollback.Options{
+		{Restore: "files"},
+		{Restore: "all"},
+		{Restore: "files", Outside: "overwrite"},
+		{Restore: "files", Outside: "keep"},
+		{Restore: "files", KeepHead: true},
+	} {
+		res, err := f.plan("k1", o)
+		if err != nil {
+			t.Fatalf("plan %+v: %s", o, describe(err))
+		}
+		want := rollback.Digest("k1", o.Restore, o.Outside, o.KeepHead, string(s.Tree), plumbing.OID(headNow))
+		if res.Plan != want {
+			t.Errorf("plan %+v: id %s, want %s", o, res.Plan, want)
+		}
+		if prev, dup := seen[res.Plan]; dup {
+			t.Errorf("choices %+v and %+v have the same plan id", prev, o)
+		}
+		seen[res.Plan] = o
+		if !res.DryRun || res.Safety != "" || res.After != "" || res.Exact != nil || res.Guarded == nil {
+			t.Errorf("dry run result: %+v", res)
+		}
+	}
+	if added := r.AssertUnchanged(snap); len(added) > 0 {
+		t.Errorf("the dry run made refs %v", added)
+	}
+	if got := logBytes(t, r); got != logBefore {
+		t.Errorf("the dry run wrote to the log: %q", got[len(logBefore):])
+	}
+	ents, _ := os.ReadDir(filepath.Join(r.GitDir, "venom", "tmp"))
+	for _, e := range ents {
+		t.Errorf("the dry run left %s in venom/tmp", e.Name())
+	}
+	// The same state and choices give the same id again.
+	res, err := f.plan("k1", rollback.Options{Restore: "files"})
+	if err != nil || seen[res.Plan] != (rollback.Options{Restore: "files"}) {
+		t.Errorf("a second dry run gave %v, %v", res, err)
+	}
+}
