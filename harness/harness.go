@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/venom-org/git-venom/refs"
@@ -41,6 +40,7 @@ const (
 
 var kindNames = [...]string{"ignore", "turn_start", "turn_end", "edit", "session_start", "session_end"}
 
+// String is the kind's name, as the log's reasons spell the turn kinds.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -191,8 +191,7 @@ type payload struct {
 	Status         string   `json:"status"`
 }
 
-// decode reads a hook payload: a JSON object with an event name under
-// nameKey.
+// decode reads a hook payload into into: it must be one JSON object.
 func decode(data []byte, into any) error {
 	trimmed := strings.TrimSpace(string(data))
 	if trimmed == "" {
@@ -243,13 +242,4 @@ func uniq(ss []string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -453,15 +453,6 @@ func (m merger) addNested(list []any, want *object, matcher string) ([]any, bool
 	return out, changed
 }
 
-// valsList returns o's member k as a list. It is safe on a nil object.
-func (o *object) valsList(k string) ([]any, bool) {
-	if o == nil {
-		return nil, false
-	}
-	a, ok := o.vals[k].([]any)
-	return a, ok
-}
-
 // update sets want's members on h (keeping h's other members) and reports
 // whether anything changed.
 func update(h, want *object) bool {

@@ -60,6 +60,15 @@ func (o *object) del(k string) {
 
 func (o *object) len() int { return len(o.keys) }
 
+// valsList returns o's member k as a list. It is safe on a nil object.
+func (o *object) valsList(k string) ([]any, bool) {
+	if o == nil {
+		return nil, false
+	}
+	a, ok := o.vals[k].([]any)
+	return a, ok
+}
+
 // decodeJSON reads one JSON value, keeping object member order and numbers
 // as written.
 func decodeJSON(data []byte) (any, error) {
