@@ -70,7 +70,7 @@ type Event struct {
 	// Paths are the paths an edit tool wrote, as the harness spelled them.
 	Paths []string
 	// Source is SessionStart's source (startup, resume, clear, compact,
-	// fork) or SessionEnd's reason.
+	// fork), SessionEnd's reason, or Cursor stop's status.
 	Source string
 }
 

@@ -593,16 +593,27 @@ func TestTwoSessionsAreTwoAgents(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
 	vars := map[string]string{"CWD": repo.Dir}
-	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
-	other := strings.ReplaceAll(string(load(t, "claude-code", "UserPromptSubmit.json", vars)), claudeSession, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")
-	if o := hook(t, repo.Dir, []byte(other), []string{"claude-code"}); o.code != 0 {
-		t.Fatal(o)
+	// GIT_VENOM_AGENT, inherited by every session of a shell, does not
+	// merge them; --agent in the hook command does pin one agent.
+	in := load(t, "claude-code", "UserPromptSubmit.json", vars)
+	other := []byte(strings.ReplaceAll(string(in), claudeSession, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"))
+	for _, c := range []struct {
+		in   []byte
+		args []string
+	}{
+		{in, []string{"claude-code"}},
+		{other, []string{"claude-code"}},
+		{other, []string{"claude-code", "--agent", "pinned"}},
+	} {
+		if o := hook(t, repo.Dir, c.in, c.args, "GIT_VENOM_AGENT=shared"); o.code != 0 || o.stderr != "" {
+			t.Fatalf("%+v", o)
+		}
 	}
 	var agents []string
 	for _, r := range ofType(readLog(t, repo), "turn.started") {
 		agents = append(agents, r.str("agent")+"/"+r.str("turn"))
 	}
-	if want := []string{claudeAgent + "/t1", "claude-9a8b7c6d5e4f/t1"}; !reflect.DeepEqual(agents, want) {
+	if want := []string{claudeAgent + "/t1", "claude-9a8b7c6d5e4f/t1", "pinned/t1"}; !reflect.DeepEqual(agents, want) {
 		t.Errorf("turns %v, want %v", agents, want)
 	}
 }

@@ -41,7 +41,7 @@ type Options struct {
 	// means the process's directory.
 	Dir string
 	// Agent, when set, is the agent of every event instead of the one
-	// derived from the session (--agent, GIT_VENOM_AGENT).
+	// derived from the session (--agent).
 	Agent string
 	// Getenv reads the environment for session-id fallbacks; nil means
 	// os.Getenv.

@@ -80,9 +80,10 @@ func hookEvent(ctx context.Context, e *env, args []string) {
 		}
 		fmt.Fprintf(e.Err, "venom-hook: %v (going on without it)\n", rfcerr.As(err).Message)
 	}
-	if *agent == "" {
-		*agent = os.Getenv("GIT_VENOM_AGENT")
-	}
+	// GIT_VENOM_AGENT is not read here: every session started from a shell
+	// inherits it, and it would merge them into one agent (DESIGN.md
+	// section 6: a session is an agent). --agent in the hook's own command
+	// is the deliberate way.
 	var input []byte
 	if notify != "" {
 		input = []byte(notify)
