@@ -31,24 +31,24 @@ var statusCmd = []string{"status", "--porcelain", "-z", "--untracked-files=all"}
 
 // command returns a timed run of git with args in dir; stdout is returned,
 // stderr goes into the error.
-func command(dir string, args ...string) func() ([]byte, error) {
-	return func() ([]byte, error) {
+func command(dir string, args ...string) func() (outcome, error) {
+	return func() (outcome, error) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = childEnv
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+			return outcome{}, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 		}
-		return out.Bytes(), nil
+		return outcome{out: out.Bytes(), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 	}
 }
 
 // checkpointCmd is what a harness hook runs: `git venom-checkpoint` through
 // git's own dispatch, so the wrapper process is counted as users pay it.
-func checkpointCmd(dir string, agent *string) func() ([]byte, error) {
-	return func() ([]byte, error) {
+func checkpointCmd(dir string, agent *string) func() (outcome, error) {
+	return func() (outcome, error) {
 		return command(dir, "venom-checkpoint", "--agent", *agent, "--reason", "manual", "--json")()
 	}
 }
@@ -119,7 +119,7 @@ func dedupCapture(t *tree, o *options) (*benchCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	r0, err := parseTake(first)
+	r0, err := parseTake(first.out)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -100,6 +101,7 @@ func run(o *options, w io.Writer) error {
 	ver, _ := git(o.cache, "--version")
 	fmt.Fprintf(w, "git-venom bench: %s, %s/%s, %d CPUs, %d runs a side (median), interleaved\n",
 		strings.TrimSpace(string(ver)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.reps)
+	fmt.Fprintf(w, "load average at start: %s\n", loadavg())
 	missed := 0
 	for _, t := range trees {
 		if err := t.reset(); err != nil {
@@ -128,20 +130,40 @@ func run(o *options, w io.Writer) error {
 			rows = append(rows, r)
 		}
 		fmt.Fprintf(w, "\n%s\n  %s\n", t.title, t.dir)
-		fmt.Fprintf(w, "  %-30s %10s %10s %7s %7s  %-4s  %s\n", "case", "venom", "baseline", "ratio", "target", "", "baseline command")
+		fmt.Fprintf(w, "  %-30s %10s %10s %7s %7s  %-4s  %9s  %s\n", "case", "venom", "baseline", "ratio", "target", "", "cpu ratio", "baseline command")
 		for _, r := range rows {
 			verdict := "ok"
 			if !r.ok() {
 				verdict = "MISS"
 				missed++
 			}
-			fmt.Fprintf(w, "  %-30s %10s %10s %6.2fx %6.1fx  %-4s  %s\n",
-				r.c.name, fmtDur(r.vMed), fmtDur(r.bMed), r.ratio, r.c.target, verdict, r.c.base.label)
+			fmt.Fprintf(w, "  %-30s %10s %10s %6.2fx %6.1fx  %-4s  %8.2fx  %s\n",
+				r.c.name, fmtDur(r.vMed), fmtDur(r.bMed), r.ratio, r.c.target, verdict, r.cpuRatio, r.c.base.label)
 		}
 	}
-	fmt.Fprintf(w, "\nratio = venom median / baseline median; ok when ratio <= target. Rollback rows come with issue 3.\n")
+	fmt.Fprintf(w, "\nratio = venom median / baseline median (wall clock); ok when ratio <= target.\n"+
+		"cpu ratio = the same for user+system CPU time of the whole process tree: a cross-check that\n"+
+		"other load on the machine moves much less (load average %s).\n"+
+		"Rollback rows (10 and 1,000 paths vs git checkout <commit> -- <paths>) come with issue 3.\n", loadavg())
 	if missed > 0 && o.strict {
 		os.Exit(1)
 	}
 	return nil
+}
+
+// loadavg is the 1, 5 and 15 minute load average where the system tells
+// it cheaply (Linux), else "unknown".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		if out, err := exec.Command("sysctl", "-n", "vm.loadavg").Output(); err == nil {
+			return strings.Trim(strings.TrimSpace(string(out)), "{} ")
+		}
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }

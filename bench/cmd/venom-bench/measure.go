@@ -11,10 +11,10 @@ import (
 // run (and before the warm-up); run is what the clock measures; check looks
 // at run's output afterwards, untimed, so a wrong result is never a fast one.
 type side struct {
-	label   string                 // shown in the table ("git status --porcelain -z ...")
-	prepare func(run int) error    // may be nil
-	run     func() ([]byte, error) // timed
-	check   func(out []byte) error // may be nil
+	label   string                  // shown in the table ("git status --porcelain -z ...")
+	prepare func(run int) error     // may be nil
+	run     func() (outcome, error) // timed
+	check   func(out []byte) error  // may be nil
 }
 
 // benchCase is one row of the table: venom against a baseline on the same
@@ -27,8 +27,19 @@ type benchCase struct {
 	teardown func() error // may be nil; runs once after the last run
 }
 
+// outcome is what a timed run gave: its stdout and the CPU time (user and
+// system) of the process and every child it waited for, from wait4's
+// rusage. CPU time is much less sensitive than wall time to other load on
+// the machine, so the table shows its ratio too.
+type outcome struct {
+	out []byte
+	cpu time.Duration
+}
+
 // result is a measured row.
 type result struct {
+	vCPU, bCPU  []time.Duration
+	cpuRatio    float64
 	c           *benchCase
 	venom, base []time.Duration
 	vMed, bMed  time.Duration
@@ -50,29 +61,29 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 	}()
 	res.c = c
 	runs := 0
-	once := func(s *side) (time.Duration, error) {
+	once := func(s *side) (time.Duration, time.Duration, error) {
 		runs++
 		if s.prepare != nil {
 			if err := s.prepare(runs); err != nil {
-				return 0, fmt.Errorf("%s: preparing %s: %w", c.name, s.label, err)
+				return 0, 0, fmt.Errorf("%s: preparing %s: %w", c.name, s.label, err)
 			}
 		}
 		t0 := time.Now()
-		out, err := s.run()
+		o, err := s.run()
 		d := time.Since(t0)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %s: %w", c.name, s.label, err)
+			return 0, 0, fmt.Errorf("%s: %s: %w", c.name, s.label, err)
 		}
 		if s.check != nil {
-			if err := s.check(out); err != nil {
-				return 0, fmt.Errorf("%s: %s gave a wrong result: %w", c.name, s.label, err)
+			if err := s.check(o.out); err != nil {
+				return 0, 0, fmt.Errorf("%s: %s gave a wrong result: %w", c.name, s.label, err)
 			}
 		}
-		return d, nil
+		return d, o.cpu, nil
 	}
 	// Warm-up: page cache, the binaries, git's own lazy setup.
 	for _, s := range []*side{&c.venom, &c.base} {
-		if _, err := once(s); err != nil {
+		if _, _, err := once(s); err != nil {
 			return res, err
 		}
 	}
@@ -82,21 +93,25 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 			order[0], order[1] = order[1], order[0]
 		}
 		for _, s := range order {
-			d, err := once(s)
+			d, cpu, err := once(s)
 			if err != nil {
 				return res, err
 			}
 			if s == &c.venom {
 				res.venom = append(res.venom, d)
+				res.vCPU = append(res.vCPU, cpu)
 			} else {
 				res.base = append(res.base, d)
+				res.bCPU = append(res.bCPU, cpu)
 			}
 		}
 	}
 	res.vMed, res.bMed = median(res.venom), median(res.base)
 	res.ratio = float64(res.vMed) / float64(res.bMed)
+	res.cpuRatio = float64(median(res.vCPU)) / float64(median(res.bCPU))
 	if verbose {
 		fmt.Fprintf(os.Stderr, "  %-28s venom %v\n  %-28s base  %v\n", c.name, ms(res.venom), "", ms(res.base))
+		fmt.Fprintf(os.Stderr, "  %-28s venom cpu %v\n  %-28s base  cpu %v\n", "", ms(res.vCPU), "", ms(res.bCPU))
 	}
 	return res, nil
 }
