@@ -20,7 +20,9 @@ PATH="$bindir:$PATH"
 for v in $(compgen -v GIT_); do unset "$v"; done
 export GIT_AUTHOR_NAME='Dee Veloper' GIT_AUTHOR_EMAIL='dev@example.com'
 export GIT_COMMITTER_NAME='Dee Veloper' GIT_COMMITTER_EMAIL='dev@example.com'
-export GIT_CONFIG_NOSYSTEM=1 GIT_PAGER=cat LC_ALL=C
+# The user's own git config (a global hooksPath, commit.gpgSign, ...) must
+# not run anything or prompt in the demo repository.
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_PAGER=cat LC_ALL=C
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/venom-demo.XXXXXX")
 tmp=$(cd "$tmp" && pwd -P)
