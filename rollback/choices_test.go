@@ -207,3 +207,70 @@ func TestIgnoredInTheWay(t *testing.T) {
 		t.Errorf("lib is no longer the person's symlink: %v %v", st, err)
 	}
 }
+
+// TestTypeChanges: a path that changed type between K and S (a file and a
+// directory, a directory and a symlink to a directory inside the tree)
+// goes back to K's type, and the undo brings S's back. The plan deletes
+// S's entry first, so nothing S holds is ever in the way of K's: no path
+// is left ignored_in_the_way. Each is verified by a rollback checkpoint
+// and exact.
+func TestTypeChanges(t *testing.T) {
+	t.Parallel()
+	type state func(t *testing.T, root string)
+	file := func(t *testing.T, root string) { write(t, root, "p", []byte("a file\n"), 0o644) }
+	dir := func(t *testing.T, root string) {
+		write(t, root, "p/x", []byte("in a directory\n"), 0o644)
+		write(t, root, "p/y/z", []byte("deeper\n"), 0o755)
+	}
+	link := func(t *testing.T, root string) { symlink(t, root, "p", "src") }
+	for _, tc := range []struct {
+		name string
+		k, s state
+	}{
+		{"file to directory", file, dir},
+		{"directory to file", dir, file},
+		{"directory to symlink", dir, link},
+		{"symlink to directory", link, dir},
+		{"file to symlink", file, link},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, false)
+			r := f.r
+			r.Write("src/x", "the symlink's target\n")
+			r.Write("keep.txt", "keep\n")
+			tc.k(t, r.Dir)
+			r.Commit("init")
+			f.take(checkpoint.ReasonTurnStart)
+			atK := files(disk(t, r.Dir))
+			os.RemoveAll(r.Path("p"))
+			tc.s(t, r.Dir)
+			f.take(checkpoint.ReasonTurnEnd)
+			atS := files(disk(t, r.Dir))
+			res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+			if len(res.Repos[0].Left) > 0 {
+				t.Errorf("left %+v, want nothing", res.Repos[0].Left)
+			}
+			if res.After == "" || res.Exact == nil || !*res.Exact {
+				t.Errorf("rollback checkpoint %q, exact %v: want one, and exact", res.After, deref2(res.Exact))
+			}
+			if d := diffEntries(atK, files(disk(t, r.Dir))); d != "" {
+				t.Errorf("after the rollback to k1:\n%s", d)
+			}
+			undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files", KeepHead: true})
+			if len(undo.Repos[0].Left) > 0 {
+				t.Errorf("undo: left %+v, want nothing", undo.Repos[0].Left)
+			}
+			if d := diffEntries(atS, files(disk(t, r.Dir))); d != "" {
+				t.Errorf("after the undo:\n%s", d)
+			}
+		})
+	}
+}
+
+func deref2(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}

@@ -396,8 +396,8 @@ func (it *iteration) run() (undoRefused bool) {
 	if err != nil {
 		it.fatalf("rollback to %s with plan %s: %s", k, plan.Plan, describe(err))
 	}
-	if res.Exact == nil || !*res.Exact {
-		it.errorf("exact is false; converted %v", res.Repos[0].Converted)
+	if res.Exact == nil || !*res.Exact || res.After == "" {
+		it.errorf("exact is %v, rollback checkpoint %q; converted %v", deref2(res.Exact), res.After, res.Repos[0].Converted)
 	}
 	left := map[string]string{}
 	for _, l := range res.Repos[0].Left {
