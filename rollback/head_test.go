@@ -221,3 +221,38 @@ func TestGuardedNeverMovesHead(t *testing.T) {
 	}
 	_ = c
 }
+
+// TestUndoMovesHeadForward: the undo a rollback prints (a rollback to its
+// safety checkpoint, --restore files) brings HEAD back to where it was
+// after the rollback moved it back: a move forward drops no commit. The
+// files come back too, and the index follows HEAD.
+func TestUndoMovesHeadForward(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	_, c := agentCommits(t, f)
+	before := files(disk(t, r.Dir))
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if !res.Repos[0].Head.Moves {
+		t.Fatalf("scenario: the rollback did not move HEAD")
+	}
+	plan, undo, err := f.rollback(res.Safety, rollback.Options{Restore: "files"})
+	if err != nil {
+		t.Fatalf("undo: %s", describe(err))
+	}
+	if h := plan.Repos[0].Head; !h.Moves || deref(h.To) != c {
+		t.Errorf("undo plan: head %+v, want a move to C %s", h, c)
+	}
+	if h, sym := head(r); h != c || sym != "refs/heads/main" {
+		t.Errorf("after the undo HEAD is %s %s, want main at C %s", sym, h, c)
+	}
+	if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+		t.Errorf("after the undo the files differ:\n%s", d)
+	}
+	if _, err := r.GitErr("diff-index", "--cached", "--quiet", "HEAD"); err != nil {
+		t.Errorf("the index does not follow HEAD")
+	}
+	if undo.Exact == nil || !*undo.Exact {
+		t.Errorf("undo: exact %v", deref2(undo.Exact))
+	}
+}

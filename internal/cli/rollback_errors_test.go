@@ -299,7 +299,8 @@ func TestRollbackGitOperation(t *testing.T) {
 		t.Run(tc.op, func(t *testing.T) {
 			r := conflicting(t)
 			tc.start(r)
-			data := wantError(t, venom(t, r.Dir, "plan", "--agent", "a1", "k1", "--restore", "files", "--keep-head", "--json"), "conflict.git_operation")
+			// No --keep-head: RFC 7.1 checks the operation before HEAD.
+			data := wantError(t, venom(t, r.Dir, "plan", "--agent", "a1", "k1", "--restore", "files", "--json"), "conflict.git_operation")
 			if data["operation"] != tc.op || data["repo"] != "." {
 				t.Errorf("data %v, want operation %s", data, tc.op)
 			}
