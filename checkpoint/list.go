@@ -152,9 +152,12 @@ func Conversation(a *journal.Agent, s *journal.Saved) bool {
 // taken in another tree are all not_found.checkpoint.
 func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*journal.Saved, error) {
 	data := map[string]any{"checkpoint": id}
-	if _, err := refs.ParseID(id); err != nil {
+	n, err := refs.ParseID(id)
+	if err != nil {
 		return nil, rfcerr.Wrap("invalid_params.checkpoint", err, data, "bad checkpoint id")
 	}
+	id = refs.ID(n) // "3" and "k3" name the same checkpoint
+	data["checkpoint"] = id
 	a := st.Agents[agent]
 	var s *journal.Saved
 	if a != nil {

@@ -444,10 +444,10 @@ func (r *Repo) Recapture(ctx context.Context, prev *Snapshot, paths []string) (*
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	var gone, present []string
 	for _, p := range paths {
-		if _, err := os.Lstat(filepath.Join(r.WorkTree, p)); err != nil {
-			gone = append(gone, p)
-		} else {
+		if r.Exists(p) {
 			present = append(present, p)
+		} else {
+			gone = append(gone, p)
 		}
 	}
 	if len(gone) > 0 {
@@ -571,4 +571,23 @@ func (r *Repo) CleanTmp() {
 			os.Remove(filepath.Join(d, e.Name()))
 		}
 	}
+}
+
+// Exists reports whether rel names something in the work tree as git sees
+// it: every parent a real directory (not a symlink: git never looks beyond
+// one), and rel itself present (a symlink counts, whatever it points to).
+func (r *Repo) Exists(rel string) bool {
+	parts := strings.Split(rel, "/")
+	p := r.WorkTree
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return false
+		}
+		if i < len(parts)-1 && !st.IsDir() {
+			return false
+		}
+	}
+	return true
 }

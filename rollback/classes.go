@@ -139,7 +139,11 @@ func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journ
 			switch w.kind {
 			case "gap":
 				class[c.Path] = ClassOutside
-				if w.to.seq == 0 && c.SrcMode == "000000" {
+				// Fresh: created since the newest capture. Not when that
+				// capture is a safety checkpoint with no rollback capture
+				// after it: the rollback was killed or failed, and what it
+				// wrote is venom's own, to be undone exactly.
+				if w.to.seq == 0 && c.SrcMode == "000000" && w.from.reason != checkpoint.ReasonPreRollback {
 					fresh[c.Path] = true
 				}
 			case "turn":

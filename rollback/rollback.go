@@ -435,6 +435,31 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		}
 		repo.Files = append(repo.Files, File{Path: c.Path, Change: changeOf(c), Class: class[c.Path]})
 	}
+	// Nested repositories are in neither tree (a capture records their
+	// commit beside it): one that differs is reported, never touched (RFC 4).
+	subS := map[string]*string{}
+	for _, sm := range p.snap.Submodules {
+		subS[sm.Path] = sm.Commit
+	}
+	subT := map[string]*string{}
+	for _, sm := range tr.Submodules {
+		subT[sm.Path] = sm.Commit
+	}
+	var nestedDiff []string
+	for path, tc := range subT {
+		if sc, ok := subS[path]; !ok || deref(sc) != deref(tc) {
+			nestedDiff = append(nestedDiff, path)
+		}
+	}
+	for path := range subS {
+		if _, ok := subT[path]; !ok {
+			nestedDiff = append(nestedDiff, path)
+		}
+	}
+	sort.Strings(nestedDiff)
+	for _, path := range nestedDiff {
+		addLeft(Left{Path: path, Reason: "gitlink", Detail: deref(subT[path])})
+	}
 	// Too-big files are listed even when they are in neither tree: the
 	// rollback cannot say anything about them (CASES BR-01, BR-24).
 	var big []string
@@ -549,6 +574,23 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "merge-base"}, "checking ancestry")
 	}
 	if !ok {
+		// Forward is safe too: when HEAD is an ancestor of the checkpoint's
+		// (the undo of a rollback that moved HEAD back), the move drops no
+		// commit, so nothing can have been pushed that it loses.
+		fwd, err := p.tree.Repo.IsAncestor(ctx, cur, th)
+		if err != nil {
+			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "merge-base"}, "checking ancestry")
+		}
+		if fwd {
+			if p.tree.Repo.IndexLocked() {
+				return indexLocked(p.tree)
+			}
+			p.headMove, p.headFrom, p.headTo, p.branch = true, cur, th, p.snap.Branch
+			h.Moves, h.To = true, optOID(th)
+			return nil
+		}
+	}
+	if !ok {
 		return moved("the checkpoint's HEAD %s is not an ancestor of HEAD %s (history was rewritten)", short(string(th)), short(string(cur)))
 	}
 	parents, order, err := p.tree.Repo.RevListParents(ctx, cur, th)
@@ -592,13 +634,17 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 			WithHint("--keep-head restores the files and leaves HEAD, so the next push needs no force")
 	}
 	if p.tree.Repo.IndexLocked() {
-		return rfcerr.New("conflict.index_locked", map[string]any{"repo": ".", "lock": p.tree.Repo.RealIndex() + ".lock"},
-			"another git process holds %s.lock, and moving HEAD must write the index", p.tree.Repo.RealIndex()).
-			WithHint("wait for that git command to finish; if none is running, the lock is stale and `git` says how to remove it")
+		return indexLocked(p.tree)
 	}
 	p.headMove, p.headFrom, p.headTo, p.branch = true, cur, th, p.snap.Branch
 	h.Moves, h.To, h.Commits = true, optOID(th), len(order)
 	return nil
+}
+
+func indexLocked(t *checkpoint.Tree) error {
+	return rfcerr.New("conflict.index_locked", map[string]any{"repo": ".", "lock": t.Repo.RealIndex() + ".lock"},
+		"another git process holds %s.lock, and moving HEAD must write the index", t.Repo.RealIndex()).
+		WithHint("wait for that git command to finish; if none is running, the lock is stale and `git` says how to remove it")
 }
 
 func branchName(b string) string {
@@ -753,4 +799,11 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

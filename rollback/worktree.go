@@ -46,25 +46,33 @@ func (w *worktree) lstat(rel string) (os.FileInfo, error) {
 // nothing below it can exist either) and whether it exists. A component the
 // plan deletes is accepted when allowDeleted: after the deletions it is gone.
 func (w *worktree) parents(rel string, allowDeleted bool) (bad string, err error) {
+	bad, _, err = w.parentState(rel, allowDeleted)
+	return bad, err
+}
+
+// parentState is parents, and also says whether rel cannot exist once the
+// plan's deletions are done (absent: a parent is missing, or is a file or
+// symlink the plan deletes).
+func (w *worktree) parentState(rel string, allowDeleted bool) (bad string, absent bool, err error) {
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		q := strings.Join(parts[:i], "/")
 		st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q)))
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
+			return "", true, nil
 		}
 		if err != nil {
-			return q, err
+			return q, false, err
 		}
 		if st.IsDir() {
 			continue
 		}
 		if allowDeleted && w.deletes[q] {
-			return "", nil
+			return "", true, nil
 		}
-		return q, nil
+		return q, false, nil
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // blocked returns the paths of the plan that must go to left with
@@ -126,9 +134,12 @@ func (w *worktree) checkDelete(rel string) (bool, string) {
 // its way, ignored files and all: CASES BR-32). beforeDeletes is true at
 // plan time, when paths the plan deletes are still on disk.
 func (w *worktree) checkWrite(c plumbing.TreeChange, beforeDeletes bool) (bool, string) {
-	bad, err := w.parents(c.Path, beforeDeletes)
+	bad, absent, err := w.parentState(c.Path, beforeDeletes)
 	if err != nil || bad != "" {
 		return false, bad
+	}
+	if absent {
+		return true, "" // nothing can be there once the deletions are done
 	}
 	st, err := w.lstat(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
