@@ -178,7 +178,7 @@ func (t *Tree) OpenTurn(agent string) (string, error) {
 	defer f.Close()
 	needle := []byte(`"agent":"` + agent + `"`)
 	turn := ""
-	err = linesBackward(f, func(line []byte) bool {
+	err = LinesBackward(f, func(line []byte) bool {
 		if !bytes.Contains(line, []byte(`"turn.`)) || !bytes.Contains(line, needle) {
 			return false
 		}
@@ -202,11 +202,13 @@ func (t *Tree) OpenTurn(agent string) (string, error) {
 	return turn, err
 }
 
-// linesBackward calls fn with each complete line of f, last first, until fn
-// returns true. A last line without its newline (an append cut short by a
-// crash) is not complete and is skipped, as journal readers do. It reads
-// 64 KiB at a time from the end.
-func linesBackward(f *os.File, fn func(line []byte) bool) error {
+// LinesBackward calls fn with each complete, non-empty line of the JSON
+// Lines file f, last first, until fn returns true. A last line without its
+// newline (an append cut short by a crash, or one still being written) is
+// not complete and is skipped, as journal readers do. It reads 64 KiB at a
+// time from the end, so finding a recent record costs the same in any
+// file; the harness package reads transcripts with it too.
+func LinesBackward(f *os.File, fn func(line []byte) bool) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err

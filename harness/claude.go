@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/venom-org/git-venom/checkpoint"
 )
 
 // claudeCode maps Claude Code's hook events (HARNESS-HOOKS.md section 1):
@@ -57,20 +58,12 @@ var claudeCode = &Harness{
 var claudeEditTools = []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
 
 func parseClaude(data []byte) (*Event, error) {
-	var p payload
-	if err := decode(data, &p); err != nil {
+	p, err := readPayload(data)
+	if err != nil {
 		return nil, err
 	}
-	if p.HookEventName == "" {
-		return nil, fmt.Errorf("input has no hook_event_name")
-	}
-	ev := &Event{Name: p.HookEventName, Session: p.SessionID, Turn: p.PromptID,
-		Transcript: p.TranscriptPath, LastMessage: p.LastAssistant, Dirs: dirs(p.Cwd)}
+	ev := p.event(p.PromptID)
 	switch {
-	case is(p.HookEventName, "SessionStart"):
-		ev.Kind, ev.Source = SessionStart, p.Source
-	case is(p.HookEventName, "SessionEnd"):
-		ev.Kind, ev.Source = SessionEnd, p.Reason
 	case is(p.HookEventName, "UserPromptSubmit"):
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "Stop", "StopFailure"):
@@ -83,13 +76,6 @@ func parseClaude(data []byte) (*Event, error) {
 		}
 	}
 	return ev, nil
-}
-
-func dirs(cwd string) []string {
-	if cwd == "" {
-		return nil
-	}
-	return []string{cwd}
 }
 
 // plainNote is the note as plain text, which Claude Code and Codex add to
@@ -175,8 +161,9 @@ type transcriptEntry struct {
 
 // LastAssistant returns the uuid and text of the last complete line of a
 // Claude Code transcript (JSON Lines) whose type is "assistant", skipping
-// sidechain (subagent) entries. It reads the file backwards in 64 KiB
-// chunks, so a long session costs what its last turn costs. The format is
+// sidechain (subagent) entries. It reads the file backwards
+// (checkpoint.LinesBackward), so a long session costs what its last turn
+// costs. The format is
 // internal to Claude Code (HARNESS-HOOKS.md 1.8): lines that do not parse
 // are skipped. A file with no assistant line gives "", "", nil.
 func LastAssistant(path string) (uuid, text string, err error) {
@@ -185,46 +172,12 @@ func LastAssistant(path string) (uuid, text string, err error) {
 		return "", "", err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", "", err
-	}
-	const chunk = 64 << 10
-	pos := st.Size()
-	var head []byte // bytes before the first newline seen so far: a line cut by a chunk boundary
-	atEnd := true   // the next lines processed end the file
-	for pos > 0 {
-		n := min(int64(chunk), pos)
-		pos -= n
-		data := make([]byte, n, n+int64(len(head)))
-		if _, err := f.ReadAt(data, pos); err != nil && err != io.EOF {
-			return "", "", err
-		}
-		data = append(data, head...)
-		body := data
-		head = nil
-		if pos > 0 {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				head = data
-				continue
-			}
-			head, body = data[:i], data[i+1:]
-		}
-		lines := bytes.Split(body, []byte{'\n'})
-		if atEnd {
-			// After the file's last newline comes either nothing or a line
-			// still being written: neither is an entry.
-			lines = lines[:len(lines)-1]
-			atEnd = false
-		}
-		for i := len(lines) - 1; i >= 0; i-- {
-			if u, t, ok := assistantLine(lines[i]); ok {
-				return u, t, nil
-			}
-		}
-	}
-	return "", "", nil
+	err = checkpoint.LinesBackward(f, func(line []byte) bool {
+		var ok bool
+		uuid, text, ok = assistantLine(line)
+		return ok
+	})
+	return uuid, text, err
 }
 
 func assistantLine(line []byte) (uuid, text string, ok bool) {

@@ -72,13 +72,8 @@ func parseCodex(data []byte) (*Event, error) {
 		}
 		return nil, fmt.Errorf("input has no hook_event_name")
 	}
-	ev := &Event{Name: p.HookEventName, Session: p.SessionID, Turn: p.TurnID,
-		Transcript: p.TranscriptPath, LastMessage: p.LastAssistant, Dirs: dirs(p.Cwd)}
+	ev := p.event(p.TurnID)
 	switch {
-	case is(p.HookEventName, "SessionStart"):
-		ev.Kind, ev.Source = SessionStart, p.Source
-	case is(p.HookEventName, "SessionEnd"):
-		ev.Kind, ev.Source = SessionEnd, p.Reason
 	case is(p.HookEventName, "UserPromptSubmit"):
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "Stop", "Interrupt"):

@@ -1,7 +1,5 @@
 package harness
 
-import "fmt"
-
 // cursor maps Cursor's hook events (HARNESS-HOOKS.md section 4):
 //
 //	sessionStart         session bookkeeping (newer builds)
@@ -36,26 +34,18 @@ var cursor = &Harness{
 }
 
 func parseCursor(data []byte) (*Event, error) {
-	var p payload
-	if err := decode(data, &p); err != nil {
+	p, err := readPayload(data)
+	if err != nil {
 		return nil, err
 	}
-	if p.HookEventName == "" {
-		return nil, fmt.Errorf("input has no hook_event_name")
+	ev := p.event(p.GenerationID)
+	if p.ConversationID != "" {
+		ev.Session = p.ConversationID
 	}
-	session := p.ConversationID
-	if session == "" {
-		session = p.SessionID
-	}
-	ev := &Event{Name: p.HookEventName, Session: session, Turn: p.GenerationID, Dirs: uniq(p.WorkspaceRoots)}
-	if len(ev.Dirs) == 0 {
-		ev.Dirs = dirs(p.Cwd)
+	if roots := uniq(p.WorkspaceRoots); len(roots) > 0 {
+		ev.Dirs = roots
 	}
 	switch {
-	case is(p.HookEventName, "sessionStart"):
-		ev.Kind, ev.Source = SessionStart, p.Source
-	case is(p.HookEventName, "sessionEnd"):
-		ev.Kind, ev.Source = SessionEnd, p.Reason
 	case is(p.HookEventName, "beforeSubmitPrompt"):
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "stop"):

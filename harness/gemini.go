@@ -1,9 +1,6 @@
 package harness
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // gemini maps Gemini CLI's hook events (HARNESS-HOOKS.md section 3):
 //
@@ -48,19 +45,12 @@ var gemini = &Harness{
 var geminiEditTools = []string{"write_file", "replace"}
 
 func parseGemini(data []byte) (*Event, error) {
-	var p payload
-	if err := decode(data, &p); err != nil {
+	p, err := readPayload(data)
+	if err != nil {
 		return nil, err
 	}
-	if p.HookEventName == "" {
-		return nil, fmt.Errorf("input has no hook_event_name")
-	}
-	ev := &Event{Name: p.HookEventName, Session: p.SessionID, Dirs: dirs(p.Cwd)}
+	ev := p.event("")
 	switch {
-	case is(p.HookEventName, "SessionStart"):
-		ev.Kind, ev.Source = SessionStart, p.Source
-	case is(p.HookEventName, "SessionEnd"):
-		ev.Kind, ev.Source = SessionEnd, p.Reason
 	case is(p.HookEventName, "BeforeAgent"):
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "AfterAgent"):

@@ -206,6 +206,41 @@ func decode(data []byte, into any) error {
 	return nil
 }
 
+// readPayload decodes a hook event that names itself in hook_event_name.
+func readPayload(data []byte) (*payload, error) {
+	var p payload
+	if err := decode(data, &p); err != nil {
+		return nil, err
+	}
+	if p.HookEventName == "" {
+		return nil, fmt.Errorf("input has no hook_event_name")
+	}
+	return &p, nil
+}
+
+// event makes the Event of p with the fields every harness shares, turn as
+// its turn id, and the session events mapped (SessionStart and SessionEnd;
+// Cursor's sessionStart and sessionEnd match too). The caller maps the
+// harness's turn and edit events.
+func (p *payload) event(turn string) *Event {
+	ev := &Event{Name: p.HookEventName, Session: p.SessionID, Turn: turn,
+		Transcript: p.TranscriptPath, LastMessage: p.LastAssistant, Dirs: dirs(p.Cwd)}
+	switch {
+	case is(p.HookEventName, "SessionStart"):
+		ev.Kind, ev.Source = SessionStart, p.Source
+	case is(p.HookEventName, "SessionEnd"):
+		ev.Kind, ev.Source = SessionEnd, p.Reason
+	}
+	return ev
+}
+
+func dirs(cwd string) []string {
+	if cwd == "" {
+		return nil
+	}
+	return []string{cwd}
+}
+
 // toolPaths reads file paths from a tool_input (or tool_response) object:
 // the first non-empty string among keys.
 func toolPaths(raw json.RawMessage, keys ...string) []string {
