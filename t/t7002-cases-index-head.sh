@@ -82,6 +82,15 @@ test_expect_success 'BR-13 2: unguarded, not pushed: the branch moves back with 
 	git reflog -1 --format=%gs main >"$OUT/reflog" && grep "venom rollback" "$OUT/reflog"
 '
 
+test_expect_success 'BR-13 2: rolling back to the safety checkpoint brings the branch and the files back' '
+	cd "$TRASH_DIRECTORY/br13u" && OUT="$TRASH_DIRECTORY/br13u.out" &&
+	rb "$(jq -r .safety "$OUT/r2.json")" --restore files >"$OUT/undo.json" &&
+	test_json "$OUT/undo.json" ".repos[0].head == {moves: true, from: \"$INIT\", to: \"$C\", commits: 0}" ".exact == true" &&
+	test "$(git rev-parse main)" = "$C" && test "$(git symbolic-ref HEAD)" = refs/heads/main &&
+	test "$(cat b)" = b &&
+	git status --porcelain >"$OUT/actual" && test_must_be_empty "$OUT/actual"
+'
+
 test_expect_success 'BR-13 3: unguarded, pushed: conflict.commits_pushed changes nothing; --keep-head is the way out' '
 	cd "$TRASH_DIRECTORY/br13u" && OUT="$TRASH_DIRECTORY/br13u.out" && REPO="$TRASH_DIRECTORY/br13u" &&
 	git reset -q --hard "$C" && git push -q origin main &&
@@ -95,9 +104,9 @@ test_expect_success 'BR-13 3: unguarded, pushed: conflict.commits_pushed changes
 	tree_state >"$OUT/tree.1" && test_cmp "$OUT/tree.0" "$OUT/tree.1" && test "$(index_hash)" = "$I0" &&
 	rb $K1 --keep-head >"$OUT/r3.json" &&
 	test_json "$OUT/r3.json" ".repos[0].head == {moves: false, from: \"$C\", to: \"$C\", commits: 0}" \
-		".repos[0].files == []" \
-		".repos[0].left == [{path: \"b\", reason: \"outside\", detail: \"created after the last checkpoint\"}]" &&
-	test "$(git rev-parse HEAD)" = "$C" && test "$(git rev-parse origin/main)" = "$C" && test "$(cat b)" = b
+		".repos[0].files == [{path: \"b\", change: \"delete\", class: \"turn\"}]" ".repos[0].left == []" &&
+	test "$(git rev-parse HEAD)" = "$C" && test "$(git rev-parse origin/main)" = "$C" && test_path_is_missing b &&
+	echo " D b" >"$OUT/expect" && git status --porcelain >"$OUT/actual" && test_cmp "$OUT/expect" "$OUT/actual"
 '
 
 test_expect_success 'BR-13 4: HEAD on another branch than the checkpoint recorded is conflict.head_moved' '

@@ -245,9 +245,10 @@ test_expect_success 'BR-47: a rollback killed at any step is closed as failed.ro
 		fi &&
 		git venom-checkpoint list --agent $AG --json >"$OUT/list.json" &&
 		test_json "$OUT/list.json" "[.checkpoints[].checkpoint] | index(\"$SAFE\") != null" &&
-		rb $SAFE --restore files --keep-head >"$OUT/undo.json" &&
+		rb $SAFE --restore files >"$OUT/undo.json" &&
 		tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after" &&
-		git merge-base --is-ancestor $AGENT "$(ref $SAFE)" || {
+		test "$(git rev-parse HEAD)" = $AGENT && test "$(git symbolic-ref HEAD)" = refs/heads/main &&
+		git status --porcelain >"$OUT/status.after" && test_cmp "$OUT/status.before" "$OUT/status.after" || {
 			echo >&4 "after a kill at $fp"
 			return 1
 		}
