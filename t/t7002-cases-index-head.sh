@@ -92,8 +92,8 @@ test_expect_success 'BR-13 2: rolling back to the safety checkpoint brings the b
 '
 
 test_expect_success 'BR-13 3: unguarded, pushed: conflict.commits_pushed changes nothing; --keep-head is the way out' '
-	cd "$TRASH_DIRECTORY/br13u" && OUT="$TRASH_DIRECTORY/br13u.out" && REPO="$TRASH_DIRECTORY/br13u" &&
-	git reset -q --hard "$C" && git push -q origin main &&
+	case_repo br13p &&
+	br13_setup && git push -q origin main &&
 	refs_state >"$OUT/refs.0" && tree_state >"$OUT/tree.0" && I0=$(index_hash) &&
 	venom_fails conflict.commits_pushed "$OUT/pushed.json" plan $K1 &&
 	test_json "$OUT/pushed.json" ".error.data.commits == [\"$C\"]" ".error.data.refs == [\"refs/remotes/origin/main\"]" \
@@ -110,7 +110,8 @@ test_expect_success 'BR-13 3: unguarded, pushed: conflict.commits_pushed changes
 '
 
 test_expect_success 'BR-13 4: HEAD on another branch than the checkpoint recorded is conflict.head_moved' '
-	cd "$TRASH_DIRECTORY/br13u" && OUT="$TRASH_DIRECTORY/br13u.out" &&
+	case_repo br13h &&
+	br13_setup &&
 	git switch -q -c elsewhere &&
 	venom_fails conflict.head_moved "$OUT/moved.json" plan $K1 &&
 	test_json "$OUT/moved.json" ".error.data.repo == \".\"" ".error.data.expected == \"$INIT\"" \
