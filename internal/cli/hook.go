@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/harness"
@@ -22,6 +25,9 @@ const hookUsage = "git venom-hook <harness> [--agent <id>]        (reads one hoo
 // maxEvent bounds how much of stdin a hook reads; the rest is drained. A
 // Write tool's event carries the whole file, so this is generous.
 const maxEvent = 64 << 20
+
+// stdinWait bounds the wait for the event on stdin.
+const stdinWait = 10 * time.Second
 
 // hookNotes is where the rollback side plugs in RFC 8's files-only note:
 // the store of note.pending and note.delivered records that a
@@ -93,13 +99,54 @@ func hookEvent(ctx context.Context, e *env, args []string) {
 			return
 		}
 		var err error
-		input, err = io.ReadAll(io.LimitReader(e.In, maxEvent))
-		drain(e.In)
+		input, err = readEvent(e.In, stdinWait)
 		if err != nil {
 			fmt.Fprintf(e.Err, "venom-hook: reading stdin: %v\n", err)
 		}
 	}
 	harness.Run(ctx, h, input, harness.Options{Stdout: e.Out, Stderr: e.Err, Agent: *agent, Notes: hookNotes()})
+}
+
+// readEvent reads the event from r: all of it, up to maxEvent, until end
+// of input. A harness closes stdin after writing the event; if one does
+// not, the hook must not hold the agent until the harness's own timeout, so
+// reading stops as soon as what was read is a whole JSON object, or after
+// wait with an error. The rest is drained in the background, so the writer
+// never gets EPIPE (HARNESS-HOOKS.md 1.5 rule 5).
+func readEvent(r io.Reader, wait time.Duration) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		var buf []byte
+		chunk := make([]byte, 32<<10)
+		lr := io.LimitReader(r, maxEvent)
+		for {
+			n, err := lr.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			if n > 0 && bytes.HasSuffix(bytes.TrimSpace(buf), []byte("}")) && json.Valid(buf) {
+				got <- result{data: buf}
+				drain(r)
+				return
+			}
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				got <- result{data: buf, err: err}
+				drain(r)
+				return
+			}
+		}
+	}()
+	select {
+	case res := <-got:
+		return res.data, res.err
+	case <-time.After(wait):
+		return nil, fmt.Errorf("no whole event after %s", wait)
+	}
 }
 
 // drain reads the rest of stdin, so the harness writing the event never
