@@ -184,6 +184,11 @@ func TestGuardedNeverMovesHead(t *testing.T) {
 	r := f.r
 	r.Write("local.cfg", "base\n")
 	_, c := agentCommits(t, f)
+	defer func() {
+		if got := r.Line("rev-parse", "refs/heads/main"); got != c {
+			t.Errorf("main moved from C %s to %s", c, got)
+		}
+	}()
 	r.Write("ita.txt", "n\n")
 	r.Git("add", "-N", "ita.txt")
 	r.Git("update-index", "--assume-unchanged", "local.cfg")
@@ -219,7 +224,6 @@ func TestGuardedNeverMovesHead(t *testing.T) {
 	if got := r.Git("ls-files", "-v", "local.cfg"); !strings.HasPrefix(got, "h ") {
 		t.Errorf("assume-unchanged bit: %q", got)
 	}
-	_ = c
 }
 
 // TestUndoMovesHeadForward: the undo a rollback prints (a rollback to its
