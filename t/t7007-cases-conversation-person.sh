@@ -49,7 +49,11 @@ test_expect_success 'BR-58: restore=all on a harness that cannot rewind is unsup
 	rb $K2 --restore files >"$OUT/r.json" &&
 	jq -r .note "$OUT/r.json" >"$OUT/note" &&
 	default_note "after turn t1" >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/note" &&
-	printf "a\nb\n" >"$OUT/expect" && test_cmp "$OUT/expect" a
+	printf "a\nb\n" >"$OUT/expect" && test_cmp "$OUT/expect" a &&
+	echo d >>a &&
+	git config venom.checkpoints.rollbackNote "Files reset {when}; reread them." &&
+	rb $K2 --restore files >"$OUT/r2.json" &&
+	test_json "$OUT/r2.json" ".note == \"Files reset after turn t1; reread them.\""
 '
 
 test_expect_success 'BR-59: changes made by shell commands are all planned (class turn) and restored' '
