@@ -384,14 +384,17 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			return nil, fmt.Errorf("updating the private index: %w", err)
 		}
 	}
-	if indexInfo.Len() > 0 {
+	// Running update-index drains indexInfo: whether it wrote anything is
+	// kept for the no-write check below.
+	wroteInfo := indexInfo.Len() > 0
+	if wroteInfo {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: &indexInfo},
 			"update-index", "-z", "--index-info"); err != nil {
 			return nil, fmt.Errorf("recording submodule commits and kept entries: %w", err)
 		}
 	}
 	failpoint.Hit("capture.index-updated")
-	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && indexInfo.Len() == 0 && scanned && scan.Root != "" && scan.Root == headTree {
+	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && !wroteInfo && scanned && scan.Root != "" && scan.Root == headTree {
 		// No step wrote the private index, and its cache-tree root is valid
 		// and is HEAD's tree: that root is exactly what write-tree would
 		// print (it loads the whole index only to find it valid).
