@@ -29,13 +29,10 @@ const maxEvent = 64 << 20
 // stdinWait bounds the wait for the event on stdin.
 const stdinWait = 10 * time.Second
 
-// hookNotes is where the rollback side plugs in RFC 8's files-only note:
-// the store of note.pending and note.delivered records that a
+// hookNotes is RFC 8's files-only note store: the note.pending records a
 // `--restore files` rollback leaves for the agent's next prompt-submit
-// hook (harness.Notes). Until it exists no note is printed.
-//
-// TODO(issue 5): return the rollback's note store here.
-func hookNotes() harness.Notes { return nil }
+// hook, which prints one once and logs note.delivered.
+func hookNotes() harness.Notes { return checkpoint.Notes{} }
 
 func runHook(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
