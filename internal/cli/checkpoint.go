@@ -98,9 +98,13 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := t.Log.Load()
-	if err != nil {
-		return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+	// The log is replayed here only when the agent must be found in it;
+	// Take replays it again under the agent's lock either way.
+	var st *journal.State
+	if *agent == "" && os.Getenv("GIT_VENOM_AGENT") == "" {
+		if st, err = t.Log.Load(); err != nil {
+			return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		}
 	}
 	id, err := t.ResolveAgent(*agent, st)
 	if err != nil {
