@@ -473,8 +473,15 @@ func (it *iteration) run() (undoRefused bool) {
 			delete(wantDisk, p)
 		}
 	}
+	// A left path keeps what was there, below it too, except paths the
+	// plan itself changes (a turn's file inside a folder an outside path
+	// kept is still the turn's to undo).
+	planned := map[string]bool{}
+	for _, fc := range res.Repos[0].Files {
+		planned[fc.Path] = true
+	}
 	for p, e := range files(before) {
-		if underLeft(p, left) {
+		if underLeft(p, left) && !planned[p] {
 			wantDisk[p] = e
 		}
 	}
