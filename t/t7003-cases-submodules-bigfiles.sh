@@ -90,7 +90,7 @@ test_expect_success 'BR-24: an untracked file over maxFileBytes is skipped (too_
 test_expect_success STRACE 'BR-24: a too-big file is only stat'"'"'ed, never opened' '
 	cd "$TRASH_DIRECTORY/br24" && OUT="$TRASH_DIRECTORY/br24.out" &&
 	echo c >>a &&
-	strace -f -qq -e trace=open,openat -o "$OUT/trace" \
+	strace -f -qq -e trace=file -o "$OUT/trace" \
 		git venom-checkpoint --agent $AG --reason manual --json >"$OUT/k3.json" &&
 	test_json "$OUT/k3.json" "[.repos[0].skipped[].path] == [\"dataset.bin\"]" &&
 	grep "open" "$OUT/trace" >"$OUT/opens" && test -s "$OUT/opens" &&
@@ -180,7 +180,7 @@ test_expect_success 'BR-27: a capture starts from a copy of the index: right con
 test_expect_success STRACE 'BR-27: the second capture opens only the changed file and never runs read-tree' '
 	cd "$TRASH_DIRECTORY/br27" && OUT="$TRASH_DIRECTORY/br27.out" &&
 	echo y >>src/f2.txt &&
-	strace -f -qq -e trace=open,openat,execve -o "$OUT/trace" \
+	strace -f -qq -e trace=file -o "$OUT/trace" \
 		git venom-checkpoint --agent $AG --reason manual --json >"$OUT/k3.json" &&
 	grep "open.*\"src/f[0-9]*\\.txt\"" "$OUT/trace" | grep -v ENOENT |
 		sed "s/.*\"\\(src\/f[0-9]*\\.txt\\)\".*/\\1/" | sort -u >"$OUT/opened" &&
@@ -221,7 +221,7 @@ test_expect_success 'BR-28: nested repositories inside an ignored folder are nei
 test_expect_success STRACE 'BR-28: the capture never descends into an ignored folder' '
 	cd "$TRASH_DIRECTORY/br28" && OUT="$TRASH_DIRECTORY/br28.out" &&
 	echo c >>a &&
-	strace -f -qq -e trace=file,getdents,getdents64 -o "$OUT/trace" \
+	strace -f -qq -e trace=file,getdents64 -o "$OUT/trace" \
 		git venom-checkpoint --agent $AG --reason manual --json >"$OUT/k.json" &&
 	test_json "$OUT/k.json" ".reused == false" &&
 	grep "\"a\"" "$OUT/trace" &&
