@@ -24,13 +24,18 @@ func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]TreeChange, er
 // so its cost follows the number of paths, not the size of the tree
 // (DESIGN.md section 5). Smudge filters run and modes and symlinks are set,
 // as checkout-index does. The user's index is never read or written.
-func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) error {
+//
+// A filter that fails without filter.<driver>.required makes checkout-index
+// write the blob as it is and only say so on stderr (CASES BR-36): Checkout
+// returns true for filterFailed then, so the caller can say the bytes are
+// not what the checkpoint meant.
+func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (filterFailed bool, err error) {
 	if len(entries) == 0 {
-		return nil
+		return false, nil
 	}
 	idx, err := r.PrivateIndex("restore")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
@@ -41,13 +46,36 @@ func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) error {
 		paths = append(paths, e.Path)
 	}
 	if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
-		return fmt.Errorf("building the private index for the writes: %w", err)
+		return false, fmt.Errorf("building the private index for the writes: %w", err)
 	}
-	if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths))},
+	var stderr bytes.Buffer
+	if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths)), Stderr: &stderr},
 		"checkout-index", "-f", "-z", "--stdin"); err != nil {
-		return fmt.Errorf("writing files: %w", err)
+		return false, fmt.Errorf("writing files: %w", err)
 	}
-	return nil
+	// LC_ALL=C keeps git's message in English: "error: external filter
+	// '<cmd>' failed <status>".
+	msg := stderr.String()
+	return strings.Contains(msg, "external filter") && strings.Contains(msg, "failed"), nil
+}
+
+// FilterPaths returns the paths among paths that have a filter attribute
+// set (`git check-attr filter`), the ones a failing smudge can change.
+func (r *Repo) FilterPaths(ctx context.Context, paths []string) ([]string, error) {
+	out, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(paths)), Env: []string{"GIT_LITERAL_PATHSPECS=1"}},
+		"check-attr", "-z", "--stdin", "filter")
+	if err != nil {
+		return nil, err
+	}
+	// -z output: path NUL attribute NUL value NUL, per path.
+	f := strings.Split(string(out), "\x00")
+	var res []string
+	for i := 0; i+2 < len(f); i += 3 {
+		if v := f[i+2]; v != "unspecified" && v != "unset" {
+			res = append(res, f[i])
+		}
+	}
+	return res, nil
 }
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
@@ -240,7 +268,7 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 	}
 	// GIT_WORK_TREE is the scratch tree; GIT_DIR stays the repository's, so
 	// info/exclude and core.excludesFile apply as they do now.
-	o := Options{Stdin: bytes.NewReader(NulList(paths)), NoWorkTree: true, Dir: scratch,
+	o := Options{Stdin: bytes.NewReader(NulList(DotPaths(paths))), NoWorkTree: true, Dir: scratch,
 		Env: []string{"GIT_WORK_TREE=" + scratch}}
 	out, err = r.Run(ctx, o, "check-ignore", "--no-index", "-z", "--stdin")
 	if err != nil && !IsExit(err, 1) {
@@ -248,10 +276,22 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 	}
 	for _, p := range strings.Split(string(out), "\x00") {
 		if p != "" {
-			res[p] = true
+			res[strings.TrimPrefix(p, "./")] = true
 		}
 	}
 	return res, nil
+}
+
+// DotPaths prefixes each path with "./" for commands that read paths as
+// pathspecs and refuse every magic, :(literal) included (check-ignore): a
+// pathspec is magic only when it starts with ':', so "./:!a" names the file
+// ':!a' (CASES BR-38). Such a command echoes the "./" back.
+func DotPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = "./" + p
+	}
+	return out
 }
 
 // RawHashes returns the object name each path's bytes would have with no

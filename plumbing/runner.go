@@ -98,6 +98,7 @@ type Options struct {
 	Dir        string    // working directory; default the work tree
 	NoWorkTree bool      // run without GIT_WORK_TREE (object-only commands)
 	Stdout     io.Writer // stream stdout here instead of returning it
+	Stderr     io.Writer // also copy stderr here (it is kept for errors either way)
 }
 
 // scrubbed lists variables never inherited by a git child. They are the ones
@@ -315,6 +316,9 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 		cmd.Stdout = &stdout
 	}
 	cmd.Stderr = &stderr
+	if o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
+	}
 	if r.trace != nil {
 		fmt.Fprintf(r.trace, "venom trace: git %s%s\n", strings.Join(args, " "), traceEnv(o.Env))
 	}

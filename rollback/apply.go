@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -99,6 +100,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	if len(ap.converted) > 0 {
 		exact = false
 		sort.Strings(ap.converted)
+		ap.converted = slices.Compact(ap.converted)
 		res.Repos[0].Converted = ap.converted
 	}
 	res.Exact = &exact
@@ -111,10 +113,15 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	if p.binding != nil && res.Conversation.Rewinds {
 		entries = append(entries, journal.Entry{Type: journal.TypeAgentBinding, Body: *p.binding})
 	}
+	// The note (RFC 8, 9): the agent gets it when its conversation stays
+	// (files only); each sharer always does, since its files moved under it.
+	told := res.SharedWith
 	if p.note != "" {
-		for _, id := range append([]string{a.ID}, res.SharedWith...) {
-			entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: id, Text: p.note, Rollback: res.Safety, Path: t.Path()}})
-		}
+		told = append([]string{a.ID}, told...)
+	}
+	text := Note(t.Config.RollbackNote, p.target.Rec.ThroughTurn)
+	for _, id := range told {
+		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: id, Text: text, Rollback: res.Safety, Path: t.Path()}})
 	}
 	if _, err := t.Log.Append(entries...); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.ended")
@@ -213,8 +220,21 @@ func (ap *applier) run(ctx context.Context) error {
 	}
 	if len(writes) > 0 {
 		ap.touched = true
-		if err := r.Checkout(ctx, writes); err != nil {
+		filterFailed, err := r.Checkout(ctx, writes)
+		if err != nil {
 			return err
+		}
+		if filterFailed {
+			// A smudge filter failed and git wrote the blob as it is (a
+			// pointer, for LFS): those files are not what the checkpoint
+			// meant, and the result must not say exact (CASES BR-36).
+			var paths []string
+			for _, c := range writes {
+				paths = append(paths, c.Path)
+			}
+			if fp, err := r.FilterPaths(ctx, paths); err == nil {
+				ap.converted = append(ap.converted, fp...)
+			}
 		}
 	}
 	for path, perm := range perms {
@@ -387,7 +407,8 @@ func (ap *applier) backToS(ctx context.Context) error {
 			ok = append(ok, c)
 		}
 	}
-	return p.tree.Repo.Checkout(ctx, ok)
+	_, err = p.tree.Repo.Checkout(ctx, ok)
+	return err
 }
 
 // rewindFails is the test hook that makes the harness's rewind fail.

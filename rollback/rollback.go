@@ -680,7 +680,7 @@ func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, tar
 	if len(paths) == 0 {
 		return []string{}, nil
 	}
-	out, err := t.Repo.Run(ctx, plumbing.Options{Stdin: strings.NewReader(string(plumbing.NulList(paths)))},
+	out, err := t.Repo.Run(ctx, plumbing.Options{Stdin: strings.NewReader(string(plumbing.NulList(plumbing.DotPaths(paths))))},
 		"check-ignore", "-z", "--stdin")
 	if err != nil && !plumbing.IsExit(err, 1) {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "check-ignore"}, "checking ignored edits")
@@ -688,7 +688,7 @@ func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, tar
 	res := []string{}
 	for _, p := range strings.Split(string(out), "\x00") {
 		if p != "" {
-			res = append(res, p)
+			res = append(res, strings.TrimPrefix(p, "./"))
 		}
 	}
 	sort.Strings(res)
