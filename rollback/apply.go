@@ -355,8 +355,11 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	}
 	state := "as before"
 	if errs.ErrorOrNil() == nil {
+		// The files must match S again. HEAD is ours to judge only when we
+		// moved it: if the compare-and-swap failed, another process moved
+		// the branch, and that commit is theirs, not a half-undone rollback.
 		snap, err := p.tree.CurrentTree(ctx)
-		if err != nil || snap.Tree != p.snap.Tree || snap.Head != p.snap.Head {
+		if err != nil || snap.Tree != p.snap.Tree || (ap.headMoved && snap.Head != p.snap.Head) {
 			state = "mixed"
 		}
 	} else {
