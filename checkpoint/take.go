@@ -239,6 +239,16 @@ func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snap
 	if r.Path != t.Path() || r.Tree != string(snap.Tree) || head != string(snap.Head) || r.Branch != snap.Branch {
 		return false
 	}
+	// A file that went over maxFileBytes leaves the tree as it was but
+	// changes what the checkpoint can say it skipped: not the same.
+	if len(r.Skipped) != len(snap.Skipped) {
+		return false
+	}
+	for i := range r.Skipped {
+		if r.Skipped[i].Path != snap.Skipped[i].Path || r.Skipped[i].Reason != snap.Skipped[i].Reason {
+			return false
+		}
+	}
 	v, err := t.Repo.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N))
 	return err == nil && string(v) == r.Commit
 }
