@@ -210,13 +210,17 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 
 	// Step 2: the index's own view: assume-unchanged bits to clear in the
 	// copy, skip-worktree paths to report, gitlinks to describe. When a
-	// scan of the copy's bytes shows no entry with any of these, ls-files
-	// would list nothing this step uses and is left out: on 100k files it
-	// and its parsing cost half a status (bench/README.md). An index the
-	// scan does not fully understand is listed by git, as always.
+	// scan of the copy's bytes shows no assume-unchanged or skip-worktree
+	// entry, the gitlinks come from the scan and ls-files is left out: on
+	// 100k files it and its parsing cost half a status (bench/README.md).
+	// An index the scan does not fully understand is listed by git, as
+	// always.
 	scan, scanned := scanIndex(idx, len(headTree)/2)
 	var entries []IndexEntry
-	if !scanned || scan.Flagged {
+	gitlinks := map[string]OID{}
+	if scanned && !scan.Flagged {
+		gitlinks = scan.Gitlinks
+	} else {
 		lsOut, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
 		if err != nil {
 			return nil, fmt.Errorf("listing the index: %w", err)
@@ -226,7 +230,6 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	var assumed []string
-	gitlinks := map[string]OID{}
 	for _, e := range entries {
 		switch {
 		case e.SkipWorktree():

@@ -12,20 +12,24 @@ import (
 // out (both load the whole index; on a 100k-file tree ls-files and parsing
 // its output cost about half a status).
 //
-// Flagged is true when any entry is assume-unchanged (CE_VALID), has the
-// extended flags (skip-worktree, intent-to-add) or is a gitlink: the capture
-// then asks git with ls-files, exactly as without the scan. Root is the
-// cache-tree's root tree when the TREE extension holds a valid one, else "".
+// Flagged is true when any entry is assume-unchanged (CE_VALID) or has the
+// extended flags (skip-worktree, intent-to-add): the capture then asks git
+// with ls-files, exactly as without the scan. Gitlinks are the stage-0
+// gitlink entries (path to commit), what ls-files -s would list with mode
+// 160000; never nil when the scan answered. Root is the cache-tree's root
+// tree when the TREE extension holds a valid one, else "".
 type indexScan struct {
-	Flagged bool
-	Root    OID
+	Flagged  bool
+	Gitlinks map[string]OID
+	Root     OID
 }
 
 // On-disk index entry flags (git's read-cache.c, Documentation/gitformat-index).
 const (
-	ceValid    = 0x8000 // assume-unchanged
-	ceExtended = 0x4000 // a second 16-bit flags word follows (skip-worktree, intent-to-add)
-	ceNameMask = 0x0fff
+	ceValid     = 0x8000 // assume-unchanged
+	ceExtended  = 0x4000 // a second 16-bit flags word follows (skip-worktree, intent-to-add)
+	ceStageMask = 0x3000
+	ceNameMask  = 0x0fff
 )
 
 // scanIndex reads the index file at path, whose objects names are hashLen
@@ -37,6 +41,7 @@ const (
 // the trailing checksum). Callers then fall back to asking git. A missing
 // file is an empty index: ok, nothing flagged.
 func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
+	s.Gitlinks = map[string]OID{}
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return s, true
@@ -52,7 +57,7 @@ func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
 	end := len(b) - hashLen // the trailing checksum
 	off := 12
 	fixed := 40 + hashLen + 2 // stat data, object name, flags
-	prevLen := 0              // v4: length of the previous entry's name
+	var name []byte           // v4: the previous entry's name, rebuilt in place
 	for i := uint32(0); i < n; i++ {
 		if off+fixed > end {
 			return s, false
@@ -67,9 +72,12 @@ func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
 			s.Flagged = true
 			p += 2
 		}
-		if flags&ceValid != 0 || mode&0o170000 == 0o160000 {
+		if flags&ceValid != 0 {
 			s.Flagged = true
 		}
+		// A stage-0 gitlink: its path (below) and commit are recorded.
+		gitlink := mode&0o170000 == 0o160000 && flags&ceStageMask == 0
+		oid := b[off+40 : off+40+hashLen]
 		if p > end {
 			return s, false
 		}
@@ -78,7 +86,7 @@ func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
 			// Prefix compression: a varint of bytes to drop from the end of
 			// the previous name, then the rest of this name, NUL-terminated.
 			strip, w := varint(b[p:end])
-			if w <= 0 || strip > uint64(prevLen) {
+			if w <= 0 || strip > uint64(len(name)) {
 				return s, false
 			}
 			p += w
@@ -86,11 +94,13 @@ func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
 			if z < 0 {
 				return s, false
 			}
-			full := prevLen - int(strip) + z
-			if nameLen != ceNameMask && nameLen != full {
+			name = append(name[:len(name)-int(strip)], b[p:p+z]...)
+			if nameLen != ceNameMask && nameLen != len(name) {
 				return s, false
 			}
-			prevLen = full
+			if gitlink {
+				s.Gitlinks[string(name)] = hexOID(oid)
+			}
 			off = p + z + 1
 			continue
 		}
@@ -113,6 +123,9 @@ func scanIndex(path string, hashLen int) (s indexScan, ok bool) {
 			if c != 0 {
 				return s, false
 			}
+		}
+		if gitlink {
+			s.Gitlinks[string(b[p:p+z])] = hexOID(oid)
 		}
 		off = next
 	}
@@ -164,9 +177,13 @@ func treeRoot(d []byte, hashLen int) OID {
 	if err != nil || c < 0 || len(d) < nl+1+hashLen {
 		return ""
 	}
+	return hexOID(d[nl+1 : nl+1+hashLen])
+}
+
+func hexOID(raw []byte) OID {
 	const hexdigits = "0123456789abcdef"
-	h := make([]byte, 0, 2*hashLen)
-	for _, x := range d[nl+1 : nl+1+hashLen] {
+	h := make([]byte, 0, 2*len(raw))
+	for _, x := range raw {
 		h = append(h, hexdigits[x>>4], hexdigits[x&15])
 	}
 	return OID(h)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -64,8 +65,9 @@ func (r *scanRepo) scan() (indexScan, bool) {
 }
 
 // check holds the scanner to git: when it answers (ok), an index ls-files
-// shows any assume-unchanged, skip-worktree or gitlink entry in must be
-// Flagged, and a Root must be what write-tree prints for the same index.
+// shows any assume-unchanged or skip-worktree entry in must be Flagged, its
+// Gitlinks must be exactly the stage-0 gitlinks ls-files -s lists, and a
+// Root must be what write-tree prints for the same index.
 // wantFast says the scan must answer and find nothing, so the capture's
 // fast path is really taken.
 func (r *scanRepo) check(wantFast bool) indexScan {
@@ -78,13 +80,21 @@ func (r *scanRepo) check(wantFast bool) indexScan {
 		return s
 	}
 	uses := false
+	links := map[string]OID{}
 	for _, rec := range strings.Split(r.git("ls-files", "-s", "-v", "-z"), "\x00") {
 		if rec == "" {
 			continue
 		}
-		if c := rec[0]; c == 'S' || (c >= 'a' && c <= 'z') || strings.HasPrefix(rec[2:], "160000 ") {
+		if c := rec[0]; c == 'S' || (c >= 'a' && c <= 'z') {
 			uses = true
 		}
+		meta, path, _ := strings.Cut(rec[2:], "\t")
+		if f := strings.Fields(meta); f[0] == "160000" && f[2] == "0" {
+			links[path] = OID(f[1])
+		}
+	}
+	if !reflect.DeepEqual(s.Gitlinks, links) {
+		r.t.Errorf("scan gitlinks %v, ls-files %v", s.Gitlinks, links)
 	}
 	if uses && !s.Flagged {
 		r.t.Errorf("scan found nothing, ls-files lists entries a capture uses:\n%s", r.git("ls-files", "-s", "-v"))
@@ -139,9 +149,6 @@ func TestScanIndexFlagged(t *testing.T) {
 			r.write("later", "l")
 			r.git("add", "-N", "later")
 		},
-		"gitlink": func(r *scanRepo) {
-			r.git("update-index", "--add", "--cacheinfo", "160000,"+r.git("rev-parse", "HEAD")+",sub")
-		},
 	}
 	for name, setup := range cases {
 		for _, v := range []string{"3", "4"} {
@@ -156,6 +163,35 @@ func TestScanIndexFlagged(t *testing.T) {
 				r.check(false)
 			})
 		}
+	}
+}
+
+func TestScanIndexGitlinks(t *testing.T) {
+	// Gitlinks do not send the capture to ls-files: the scan gives their
+	// paths and commits, for every index version, names of every length,
+	// and leaves out unmerged ones as the capture does.
+	for _, v := range []string{"2", "3", "4"} {
+		t.Run("v"+v, func(t *testing.T) {
+			r := newScanRepo(t)
+			r.commitSome()
+			head := r.git("rev-parse", "HEAD")
+			long := strings.Repeat(strings.Repeat("s", 200)+"/", 21) + "sub"
+			for _, p := range []string{"a", "dir/sub/lib", "dir/sub/mmmm-lib", "zz/ext/x", long} {
+				r.git("update-index", "--add", "--cacheinfo", "160000,"+head+","+p)
+			}
+			blob := r.git("rev-parse", "HEAD:n")
+			unmerged := "160000 " + head + " 1\tconflict\n160000 " + head + " 2\tconflict\n100644 " + blob + " 3\tconflict\n"
+			cmd := exec.Command("git", "update-index", "--index-info")
+			cmd.Dir, cmd.Stdin = r.dir, strings.NewReader(unmerged)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("update-index --index-info: %v\n%s", err, out)
+			}
+			r.git("update-index", "--index-version", v)
+			s := r.check(true)
+			if len(s.Gitlinks) != 5 {
+				t.Errorf("gitlinks %v, want the 5 stage-0 ones", s.Gitlinks)
+			}
+		})
 	}
 }
 
