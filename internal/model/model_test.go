@@ -196,7 +196,7 @@ type seq struct {
 	maxN      int
 	dropped   map[string]bool
 	lastRB    *lastRollback
-	opsSince  int // file operations since the last rollback
+	opsSince  int    // file operations since the last rollback
 	lastErr   string // the message of the last rollback error
 }
 
