@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -33,6 +34,11 @@ func TestMain(m *testing.M) {
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/venom-org/git-venom/cmd/...")
 	cmd.Env = os.Environ()
+	// From the module, so that a test binary built with `go test -c` and
+	// run elsewhere (scripts/fuzz-long.sh) builds the same code.
+	if _, file, _, ok := runtime.Caller(0); ok {
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.RemoveAll(dir)
