@@ -154,7 +154,11 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 			}
 		}
 		if len(names) > 0 {
-			add("checkpoints.mirror", "warn", "git config --unset remote.<name>.mirror",
+			var fix []string
+			for _, n := range names {
+				fix = append(fix, "git config --unset remote."+n+".mirror")
+			}
+			add("checkpoints.mirror", "warn", strings.Join(fix, "; "),
 				"`git push --mirror` to %s would push refs/venom/, untracked files included", strings.Join(names, ", "))
 		} else {
 			add("checkpoints.mirror", "ok", "", "no remote mirrors refs/venom/")

@@ -6,10 +6,10 @@ package rollback
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -485,6 +485,14 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.DryRun {
 		p.res.Plan = p.digest
 	}
+	if b := p.binding; b != nil && b.ForkSource != "" {
+		// Derived from the plan and the agent's rollbacks so far: the
+		// plan and its real call name the same new session, and a later
+		// rollback never names one already used.
+		b.HarnessSession = sessionID(p.digest, a.ID, len(a.Rollbacks))
+		p.res.Conversation.HarnessSession = b.HarnessSession
+		p.res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, b.HarnessSession)
+	}
 	return p, nil
 }
 
@@ -775,9 +783,9 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 	if turn.HarnessEnd == "" || turn.HarnessSession == "" {
 		return c, nil, files("no_harness_id")
 	}
-	c.HarnessSession = newUUID()
-	c.Resume = ResumeArgv(harness, turn.HarnessSession, turn.HarnessEnd, c.HarnessSession)
-	return c, &journal.AgentBinding{Agent: a.ID, Harness: harness, HarnessSession: c.HarnessSession,
+	// The new session id is chosen once the plan id is known (compute), so
+	// the dry run shows the same resume command the real call returns.
+	return c, &journal.AgentBinding{Agent: a.ID, Harness: harness,
 		ForkSource: turn.HarnessSession, ForkAt: turn.HarnessEnd}, nil
 }
 
@@ -792,12 +800,14 @@ func ResumeArgv(harness, session, at, newSession string) []string {
 	return []string{"claude", "--resume=" + session, "--resume-session-at=" + at, "--fork-session", "--session-id=" + newSession}
 }
 
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
+// sessionID is a version 4 style UUID drawn from the plan id, the agent
+// and its count of rollbacks (the new conversation's id, RFC 8).
+func sessionID(plan, agent string, n int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", plan, agent, n)))
+	b := sum[:16]
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
+	h := hex.EncodeToString(b)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 

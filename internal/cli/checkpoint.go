@@ -17,7 +17,9 @@ import (
 const checkpointUsage = "git venom-checkpoint [--agent <id>] [--reason <reason>] [--label <text>] [--isolation <kind>] [--json]\n" +
 	"   or: git venom-checkpoint list [--agent <id>] [--turn <t>] [--before <k>] [--limit <n>] [--json]\n" +
 	"   or: git venom-checkpoint show [--agent <id>] <k> [--json]\n" +
+	"   or: git venom-checkpoint --agent <new> --fork-of <agent> [--through-turn <t>] [--json]\n" +
 	"   or: git venom-checkpoint diff [--agent <id>] <from> [<to>] [--path <path>] [--json]\n" +
+	"   or: git venom-checkpoint edit --path <path>... [--agent <id>] [--json]\n" +
 	"   or: git venom-checkpoint prune [--agent <id> | --all] [--json]\n" +
 	"   or: git venom-checkpoint clean --agent <id> [--json]"
 

@@ -175,7 +175,11 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	fmt.Fprintln(e.Out)
 	switch {
 	case r.Head.Moves:
-		fmt.Fprintf(e.Out, "HEAD: moves from %s to %s, leaving %d commit(s) (still reachable from the safety checkpoint)\n", short(deref(r.Head.From)), short(deref(r.Head.To)), r.Head.Commits)
+		if r.Head.Commits == 0 {
+			fmt.Fprintf(e.Out, "HEAD: moves forward from %s to %s, dropping no commit\n", short(deref(r.Head.From)), short(deref(r.Head.To)))
+		} else {
+			fmt.Fprintf(e.Out, "HEAD: moves from %s to %s, leaving %d commit(s) (still reachable from the safety checkpoint)\n", short(deref(r.Head.From)), short(deref(r.Head.To)), r.Head.Commits)
+		}
 	case r.Head.From != nil:
 		fmt.Fprintf(e.Out, "HEAD: stays at %s\n", short(*r.Head.From))
 	default:
@@ -219,9 +223,16 @@ func printRollback(e *env, res *rollback.Result) {
 	for _, l := range r.Left {
 		fmt.Fprintf(e.Out, "    left    %-19s %s\n", l.Reason, l.Path)
 	}
-	if res.Exact != nil && !*res.Exact {
+	conv := r.Converted
+	switch {
+	case len(conv) > 0:
+		fmt.Fprintf(e.Out, "not byte for byte: %d file(s) went through an end-of-line conversion or a filter, so their bytes may differ from what was captured: %s\n",
+			len(conv), strings.Join(conv, ", "))
+	case res.Exact != nil && !*res.Exact && res.After == "":
+		fmt.Fprintln(e.Out, "warning: the rollback's own checkpoint could not be taken, so the result is not verified")
+	case res.Exact != nil && !*res.Exact:
 		fmt.Fprintf(e.Out, "warning: something wrote to the tree during the rollback; %s shows it as it is now\n", res.After)
-	} else if res.After != "" {
+	case res.After != "":
 		fmt.Fprintf(e.Out, "verified: the tree is as planned (%s)\n", res.After)
 	}
 	fmt.Fprintf(e.Out, "safety checkpoint %s holds the tree as it was before; to undo:\n", res.Safety)
