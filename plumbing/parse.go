@@ -58,14 +58,14 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 		case '1':
 			// 1 XY sub mH mI mW hH hI path
 			f := strings.SplitN(rec, " ", 9)
-			if len(f) != 9 {
+			if len(f) != 9 || len(f[1]) != 2 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
 			res = append(res, Status{Kind: '1', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[5], IndexOID: OID(f[7]), Path: f[8]})
 		case 'u':
 			// u XY sub m1 m2 m3 mW h1 h2 h3 path
 			f := strings.SplitN(rec, " ", 11)
-			if len(f) != 11 {
+			if len(f) != 11 || len(f[1]) != 2 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
 			res = append(res, Status{Kind: 'u', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[6], IndexOID: OID(f[8]), Path: f[10]})
@@ -73,7 +73,7 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 			// A rename record has a second NUL-terminated path; --no-renames
 			// should prevent it, but skip the original path if one comes.
 			f := strings.SplitN(rec, " ", 10)
-			if len(f) != 10 {
+			if len(f) != 10 || len(f[1]) != 2 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
 			j := bytes.IndexByte(out, 0)
@@ -119,7 +119,7 @@ func ParseLsFiles(out []byte) ([]IndexEntry, error) {
 		rec := out[:i]
 		out = out[i+1:]
 		tab := bytes.IndexByte(rec, '\t')
-		if tab < 0 || len(rec) < 4 || rec[1] != ' ' {
+		if tab < 2 || len(rec) < 4 || rec[1] != ' ' {
 			return nil, fmt.Errorf("ls-files: bad record %q", rec)
 		}
 		f := strings.Split(string(rec[2:tab]), " ")
