@@ -338,3 +338,34 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// J1: readers skip a blank line in the log, but the append path reads the
+// last whole line as the last record: a log whose last line is blank (an
+// editor, a `echo >> log.jsonl`) makes every later append fail with "log
+// record ... is corrupt", so every capture fails. Found by FuzzAppend.
+func TestJ1AppendAfterABlankLine(t *testing.T) {
+	known(t, "J1", "a blank last line of the log makes every append fail")
+	l, err := journal.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(journal.Entry{Type: journal.TypeEdit, Body: journal.Edit{Agent: "a1", Paths: []string{"x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("\n")
+	fh.Close()
+	if _, _, err := l.ReadAll(); err != nil {
+		t.Fatalf("readers refuse the log too: %v", err)
+	}
+	seqs, err := l.Append(journal.Entry{Type: journal.TypeEdit, Body: journal.Edit{Agent: "a1", Paths: []string{"y"}}})
+	if err != nil {
+		t.Fatalf("append after a blank line: %v", err)
+	}
+	if len(seqs) != 1 || seqs[0] != 2 {
+		t.Errorf("seqs %v, want [2]", seqs)
+	}
+}
