@@ -51,9 +51,9 @@ var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 var callerEnv = []string{"CLAUDE_CODE_CHILD_SESSION", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
 	"GEMINI_CLI", "GEMINI_SESSION_ID", "CURSOR_AGENT", "VENOM_TEST_HOOK_MAIN"}
 
-// venomCmd runs `git venom-<verb> args...` in dir as a person would (no
-// agent-caller variable set), with extra environment.
-func venomCmd(t testing.TB, dir string, extra []string, verb string, args ...string) outcome {
+// cliRun runs `git venom-<verb> args...` in dir as a person would (no
+// agent-caller variable set).
+func cliRun(t testing.TB, dir, verb string, args ...string) outcome {
 	t.Helper()
 	var env []string
 	for _, kv := range gittest.Env() {
@@ -68,7 +68,7 @@ func venomCmd(t testing.TB, dir string, extra []string, verb string, args ...str
 	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(env, "VENOM_TEST_CLI_VERB="+verb), extra...)
+	cmd.Env = append(env, "VENOM_TEST_CLI_VERB="+verb)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -83,13 +83,8 @@ func venomCmd(t testing.TB, dir string, extra []string, verb string, args ...str
 	return o
 }
 
-func venom(t testing.TB, dir, verb string, args ...string) outcome {
-	t.Helper()
-	return venomCmd(t, dir, nil, verb, args...)
-}
-
-// rbResult is the part of a plan's or rollback's JSON these tests read.
-type rbResult struct {
+// rollbackJSON is the part of a plan's or rollback's JSON these tests read.
+type rollbackJSON struct {
 	Plan         string `json:"plan"`
 	Restore      string `json:"restore"`
 	Conversation struct {
@@ -111,7 +106,7 @@ type rbResult struct {
 	Note   string `json:"note"`
 }
 
-func (r *rbResult) files() []string {
+func (r *rollbackJSON) files() []string {
 	var out []string
 	for _, f := range r.Repos[0].Files {
 		out = append(out, f.Change+" "+f.Class+" "+f.Path)
@@ -120,12 +115,12 @@ func (r *rbResult) files() []string {
 }
 
 // ok decodes a command's JSON result; the command must have exited 0.
-func ok(t testing.TB, what string, o outcome) *rbResult {
+func cliOK(t testing.TB, what string, o outcome) *rollbackJSON {
 	t.Helper()
 	if o.code != 0 {
 		t.Fatalf("%s: exit %d\nstdout %s\nstderr %s", what, o.code, o.stdout, o.stderr)
 	}
-	var r rbResult
+	var r rollbackJSON
 	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
 		t.Fatalf("%s: %v\n%s", what, err, o.stdout)
 	}
@@ -134,7 +129,7 @@ func ok(t testing.TB, what string, o outcome) *rbResult {
 
 // fails checks that a command failed with code, with the exit status of its
 // class (RFC 11.3) and the JSON error object, and returns error.data.
-func fails(t testing.TB, what string, o outcome, code string, status int) map[string]any {
+func cliFails(t testing.TB, what string, o outcome, code string, status int) map[string]any {
 	t.Helper()
 	var e struct {
 		Error struct {
@@ -153,14 +148,14 @@ func fails(t testing.TB, what string, o outcome, code string, status int) map[st
 }
 
 // session is one Claude Code session of the fixtures in a fresh repository.
-type session struct {
+type ccSession struct {
 	t          *testing.T
 	repo       *gittest.Repo
 	transcript string
 	vars       map[string]string
 }
 
-func newSession(t *testing.T) *session {
+func newCCSession(t *testing.T) *ccSession {
 	repo := gittest.New(t)
 	repo.Write("README.md", "# greet\n")
 	repo.Write("greet.py", "def greet(name):\n    return 'hi ' + name\n")
@@ -169,12 +164,12 @@ func newSession(t *testing.T) *session {
 	if err := os.WriteFile(tr, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &session{t: t, repo: repo, transcript: tr, vars: map[string]string{"CWD": repo.Dir, "TRANSCRIPT": tr}}
+	return &ccSession{t: t, repo: repo, transcript: tr, vars: map[string]string{"CWD": repo.Dir, "TRANSCRIPT": tr}}
 }
 
 // ev sends one fixture of the session to the hook: exit 0, stdout exactly
 // want, and no complaint on stderr.
-func (s *session) ev(name, want string) {
+func (s *ccSession) ev(name, want string) {
 	s.t.Helper()
 	if o := event(s.t, s.repo.Dir, "claude-code", "session/"+name, s.vars, want); o.stderr != "" {
 		s.t.Errorf("%s: stderr %q", name, o.stderr)
@@ -183,7 +178,7 @@ func (s *session) ev(name, want string) {
 
 // grow appends turn n's lines to the transcript, as Claude Code writes them
 // while the turn runs.
-func (s *session) grow(n int) {
+func (s *ccSession) grow(n int) {
 	s.t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "claude-code", "session", "transcript-"+string(rune('0'+n))+".jsonl"))
 	if err != nil {
@@ -202,7 +197,7 @@ func (s *session) grow(n int) {
 // work does turn n's edits, each followed by its tool's hook event: t1
 // writes a test, t2 edits greet.py and appends to the changelog through a
 // shell command, t3 writes cli.py.
-func (s *session) work(n int) {
+func (s *ccSession) work(n int) {
 	s.t.Helper()
 	switch n {
 	case 1:
@@ -221,7 +216,7 @@ func (s *session) work(n int) {
 
 // turn replays turn n of the session: the prompt, the work, the transcript
 // catching up, and Stop.
-func (s *session) turn(n int) {
+func (s *ccSession) turn(n int) {
 	s.t.Helper()
 	c := string(rune('0' + n))
 	s.ev("UserPromptSubmit-"+c+".json", "")
@@ -231,7 +226,7 @@ func (s *session) turn(n int) {
 }
 
 // ended returns the checkpoint of turn tN's end, from the log.
-func (s *session) ended(agent, turn string) string {
+func (s *ccSession) ended(agent, turn string) string {
 	s.t.Helper()
 	for _, r := range ofType(readLog(s.t, s.repo), "turn.ended") {
 		if r.str("agent") == agent && r.str("turn") == turn {
@@ -249,7 +244,7 @@ func (s *session) ended(agent, turn string) string {
 // prompt is the same agent, with the turn numbering going on.
 func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 	t.Parallel()
-	s := newSession(t)
+	s := newCCSession(t)
 	s.ev("SessionStart.json", "")
 	for n := 1; n <= 3; n++ {
 		s.turn(n)
@@ -268,7 +263,7 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 		t.Errorf("t1 ended with %s, want k2 (k1 is its turn_start)", k)
 	}
 
-	plan := ok(t, "plan", venom(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--json"))
+	plan := cliOK(t, "plan", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--json"))
 	c := plan.Conversation
 	if !c.Rewinds || c.ThroughTurn == nil || *c.ThroughTurn != "t1" || !reflect.DeepEqual(c.Drops, []string{"t2", "t3"}) {
 		t.Errorf("plan conversation: rewinds %v through %v drops %q; want true, t1, [t2 t3]", c.Rewinds, c.ThroughTurn, c.Drops)
@@ -285,7 +280,7 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 		t.Errorf("plan files %q, want %q", plan.files(), want)
 	}
 
-	res := ok(t, "rollback", venom(t, s.repo.Dir, "rollback", "--agent", sessAgent, k, "--plan", plan.Plan, "--json"))
+	res := cliOK(t, "rollback", cliRun(t, s.repo.Dir, "rollback", "--agent", sessAgent, k, "--plan", plan.Plan, "--json"))
 	if !reflect.DeepEqual(res.Conversation, plan.Conversation) {
 		t.Errorf("rollback conversation %+v\nplan's %+v", res.Conversation, plan.Conversation)
 	}
@@ -371,14 +366,14 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 // note, the next prompt prints exactly it once, the one after nothing.
 func TestClaudeCodeFilesOnlyNote(t *testing.T) {
 	t.Parallel()
-	s := newSession(t)
+	s := newCCSession(t)
 	s.ev("SessionStart.json", "")
 	for n := 1; n <= 3; n++ {
 		s.turn(n)
 	}
 	k := s.ended(sessAgent, "t1")
-	plan := ok(t, "plan", venom(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--restore", "files", "--json"))
-	res := ok(t, "rollback", venom(t, s.repo.Dir, "rollback", "--agent", sessAgent, k, "--restore", "files", "--plan", plan.Plan, "--json"))
+	plan := cliOK(t, "plan", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--restore", "files", "--json"))
+	res := cliOK(t, "rollback", cliRun(t, s.repo.Dir, "rollback", "--agent", sessAgent, k, "--restore", "files", "--plan", plan.Plan, "--json"))
 	if res.Restore != "files" || res.Conversation.Rewinds || len(res.Conversation.Drops) != 0 || res.Conversation.Resume != nil {
 		t.Errorf("files-only conversation: %+v", res.Conversation)
 	}
@@ -412,15 +407,15 @@ func TestClaudeCodeFilesOnlyNote(t *testing.T) {
 // change nothing.
 func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 	t.Parallel()
-	refuse := func(t *testing.T, s *session, agent, k, why string, extra ...string) {
+	refuse := func(t *testing.T, s *ccSession, agent, k, why string, extra ...string) {
 		t.Helper()
 		log0, refs0 := readLog(t, s.repo), s.repo.Refs()
 		args := append([]string{"--agent", agent, k, "--json"}, extra...)
-		data := fails(t, "plan "+k, venom(t, s.repo.Dir, "plan", args...), "conflict.checkpoint_files_only", 5)
+		data := cliFails(t, "plan "+k, cliRun(t, s.repo.Dir, "plan", args...), "conflict.checkpoint_files_only", 5)
 		if data["why"] != why {
 			t.Errorf("plan %s: data %v, want why %q", k, data, why)
 		}
-		data = fails(t, "rollback "+k, venom(t, s.repo.Dir, "rollback", append(args, "--plan", "p1-0000000000000000")...),
+		data = cliFails(t, "rollback "+k, cliRun(t, s.repo.Dir, "rollback", append(args, "--plan", "p1-0000000000000000")...),
 			"conflict.checkpoint_files_only", 5)
 		if data["why"] != why {
 			t.Errorf("rollback %s: data %v, want why %q", k, data, why)
@@ -432,17 +427,17 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 			t.Errorf("the refusals changed the refs: %v", got)
 		}
 		// Files only is the way out, and it is offered.
-		ok(t, "plan --restore files", venom(t, s.repo.Dir, "plan", append(args, "--restore", "files")...))
+		cliOK(t, "plan --restore files", cliRun(t, s.repo.Dir, "plan", append(args, "--restore", "files")...))
 	}
 
 	t.Run("mid_turn", func(t *testing.T) {
 		t.Parallel()
-		s := newSession(t)
+		s := newCCSession(t)
 		s.turn(1)
 		s.ev("UserPromptSubmit-2.json", "")
 		s.repo.Write("greet.py", "def greet(name):\n    return 'hello ' + name\n")
 		s.ev("PostToolUse-Edit-2.json", "")
-		o := venom(t, s.repo.Dir, "checkpoint", "--agent", sessAgent, "--json")
+		o := cliRun(t, s.repo.Dir, "checkpoint", "--agent", sessAgent, "--json")
 		var rec struct {
 			Checkpoint  string `json:"checkpoint"`
 			MidTurn     bool   `json:"mid_turn"`
@@ -460,29 +455,29 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 
 	t.Run("fork", func(t *testing.T) {
 		t.Parallel()
-		s := newSession(t)
+		s := newCCSession(t)
 		s.turn(1)
 		s.turn(2)
 		dir := s.repo.Dir
-		ok(t, "fork", venom(t, dir, "checkpoint", "--agent", "f1", "--fork-of", sessAgent, "--through-turn", "t1", "--json"))
+		cliOK(t, "fork", cliRun(t, dir, "checkpoint", "--agent", "f1", "--fork-of", sessAgent, "--through-turn", "t1", "--json"))
 		for _, content := range []string{"fork one\n", "fork two\n"} {
-			ok(t, "turn_start", venom(t, dir, "checkpoint", "--agent", "f1", "--reason", "turn_start", "--json"))
+			cliOK(t, "turn_start", cliRun(t, dir, "checkpoint", "--agent", "f1", "--reason", "turn_start", "--json"))
 			s.repo.Write("fork.txt", content)
-			ok(t, "turn_end", venom(t, dir, "checkpoint", "--agent", "f1", "--reason", "turn_end", "--json"))
+			cliOK(t, "turn_end", cliRun(t, dir, "checkpoint", "--agent", "f1", "--reason", "turn_end", "--json"))
 		}
 		refuse(t, s, "f1", "k1", "fork", "--outside", "overwrite")
 	})
 
 	t.Run("dropped_turn", func(t *testing.T) {
 		t.Parallel()
-		s := newSession(t)
+		s := newCCSession(t)
 		for n := 1; n <= 3; n++ {
 			s.turn(n)
 		}
 		dir := s.repo.Dir
 		k2, k3, k4 := s.ended(sessAgent, "t1"), s.ended(sessAgent, "t2"), s.ended(sessAgent, "t3")
-		plan := ok(t, "plan", venom(t, dir, "plan", "--agent", sessAgent, k2, "--json"))
-		ok(t, "rollback", venom(t, dir, "rollback", "--agent", sessAgent, k2, "--plan", plan.Plan, "--json"))
+		plan := cliOK(t, "plan", cliRun(t, dir, "plan", "--agent", sessAgent, k2, "--json"))
+		cliOK(t, "rollback", cliRun(t, dir, "rollback", "--agent", sessAgent, k2, "--plan", plan.Plan, "--json"))
 		// The forked session has a turn of its own, t4.
 		s.vars["SESSION"] = plan.Conversation.HarnessSession
 		s.vars["TRANSCRIPT"] = filepath.Join(t.TempDir(), "fork.jsonl")
@@ -496,7 +491,7 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 
 	t.Run("no_harness_id", func(t *testing.T) {
 		t.Parallel()
-		s := newSession(t)
+		s := newCCSession(t)
 		s.turn(1)
 		s.ev("UserPromptSubmit-2.json", "")
 		s.work(2)
@@ -515,7 +510,7 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 		}
 		refuse(t, s, sessAgent, s.ended(sessAgent, "t2"), "no_harness_id")
 		// t1 has its id: going back to it rewinds.
-		plan := ok(t, "plan", venom(t, s.repo.Dir, "plan", "--agent", sessAgent, s.ended(sessAgent, "t1"), "--json"))
+		plan := cliOK(t, "plan", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, s.ended(sessAgent, "t1"), "--json"))
 		if want := []string{"claude", "--resume=" + sessS, "--resume-session-at=" + sessEnd1, "--fork-session",
 			"--session-id=" + plan.Conversation.HarnessSession}; !reflect.DeepEqual(plan.Conversation.Resume, want) {
 			t.Errorf("resume %q, want %q", plan.Conversation.Resume, want)
@@ -541,14 +536,14 @@ func TestUnsupportedHarnessCapability(t *testing.T) {
 				repo.Write("app.py", content)
 				event(t, repo.Dir, c.h, c.end, vars, "")
 			}
-			s := &session{t: t, repo: repo}
+			s := &ccSession{t: t, repo: repo}
 			k := s.ended(c.agent, "t1")
 			log0, refs0 := readLog(t, repo), repo.Refs()
-			data := fails(t, "plan", venom(t, repo.Dir, "plan", "--agent", c.agent, k, "--json"), "unsupported.harness_capability", 10)
+			data := cliFails(t, "plan", cliRun(t, repo.Dir, "plan", "--agent", c.agent, k, "--json"), "unsupported.harness_capability", 10)
 			if data["fix"] != "--restore=files" || data["harness"] != c.h {
 				t.Errorf("plan: data %v", data)
 			}
-			data = fails(t, "rollback", venom(t, repo.Dir, "rollback", "--agent", c.agent, k, "--plan", "p1-0000000000000000", "--json"),
+			data = cliFails(t, "rollback", cliRun(t, repo.Dir, "rollback", "--agent", c.agent, k, "--plan", "p1-0000000000000000", "--json"),
 				"unsupported.harness_capability", 10)
 			if data["fix"] != "--restore=files" {
 				t.Errorf("rollback: data %v", data)
@@ -559,7 +554,7 @@ func TestUnsupportedHarnessCapability(t *testing.T) {
 			if !reflect.DeepEqual(repo.Refs(), refs0) || repo.Read("app.py") != "x = 3\n" {
 				t.Errorf("the refusals changed something: %v %q", repo.Refs(), repo.Read("app.py"))
 			}
-			plan := ok(t, "plan --restore files", venom(t, repo.Dir, "plan", "--agent", c.agent, k, "--restore", "files", "--json"))
+			plan := cliOK(t, "plan --restore files", cliRun(t, repo.Dir, "plan", "--agent", c.agent, k, "--restore", "files", "--json"))
 			if want := []string{"modify turn app.py"}; !reflect.DeepEqual(plan.files(), want) {
 				t.Errorf("files-only plan %q, want %q", plan.files(), want)
 			}
@@ -573,7 +568,7 @@ func TestUnsupportedHarnessCapability(t *testing.T) {
 // ends the turn; after that command the plan works.
 func TestClaudeCodeInterruptThenPlan(t *testing.T) {
 	t.Parallel()
-	s := newSession(t)
+	s := newCCSession(t)
 	s.turn(1)
 	s.ev("UserPromptSubmit-2.json", "")
 	s.work(2) // interrupted: no Stop
@@ -589,19 +584,19 @@ func TestClaudeCodeInterruptThenPlan(t *testing.T) {
 
 	s.work(3) // interrupted again; no prompt after it
 	k := s.ended(sessAgent, "t1")
-	data := fails(t, "plan", venom(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--json"), "conflict.turn_running", 5)
+	data := cliFails(t, "plan", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--json"), "conflict.turn_running", 5)
 	if data["turn"] != "t3" || data["agent"] != sessAgent {
 		t.Errorf("turn_running data %v", data)
 	}
-	o := venom(t, s.repo.Dir, "plan", "--agent", sessAgent, k)
+	o := cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, k)
 	hint := "git venom-checkpoint --agent " + sessAgent + " --reason turn_end"
 	if o.code != 5 || !strings.Contains(o.stderr, "hint:") || !strings.Contains(o.stderr, hint) || !strings.Contains(o.stderr, "t3") {
 		t.Errorf("plan without --json: exit %d, stderr %q; want a hint naming %q", o.code, o.stderr, hint)
 	}
-	ok(t, "the person's turn_end", venom(t, s.repo.Dir, "checkpoint", "--agent", sessAgent, "--reason", "turn_end", "--json"))
+	cliOK(t, "the person's turn_end", cliRun(t, s.repo.Dir, "checkpoint", "--agent", sessAgent, "--reason", "turn_end", "--json"))
 	// (--outside overwrite: the interrupted t2's own work counts as outside
 	// its turns, since its synthetic end has no capture; see t5002.)
-	plan := ok(t, "plan after the turn_end", venom(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--outside", "overwrite", "--json"))
+	plan := cliOK(t, "plan after the turn_end", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, k, "--outside", "overwrite", "--json"))
 	if !reflect.DeepEqual(plan.Conversation.Drops, []string{"t2", "t3"}) {
 		t.Errorf("drops %q, want [t2 t3]", plan.Conversation.Drops)
 	}
