@@ -135,6 +135,9 @@ func Conversation(a *journal.Agent, s *journal.Saved) bool {
 	if s.Rec.ThroughTurn == nil {
 		return true
 	}
+	if a.Dropped[*s.Rec.ThroughTurn] {
+		return false // a rewind dropped that turn (RFC 8 "Going forward again")
+	}
 	last := a.LastEnded()
 	if last != nil && last.ID() == *s.Rec.ThroughTurn {
 		return true

@@ -16,8 +16,9 @@ type Notes struct{}
 // Pending returns the note waiting for agent in tree t ("" when none) and
 // a function that logs note.delivered for it. When several rollbacks left
 // notes, the newest is printed (it describes the files as they are) and all
-// are marked delivered.
-func (Notes) Pending(ctx context.Context, t *Tree, agent string) (string, func() error, error) {
+// are marked delivered. A note for one harness session is only that
+// session's.
+func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (string, func() error, error) {
 	st, err := t.Log.Load()
 	if err != nil {
 		return "", nil, err
@@ -28,7 +29,7 @@ func (Notes) Pending(ctx context.Context, t *Tree, agent string) (string, func()
 	}
 	var seqs []int64
 	for seq, n := range a.Notes {
-		if n.Path == "" || n.Path == t.Path() {
+		if (n.Path == "" || n.Path == t.Path()) && (n.Session == "" || n.Session == session) {
 			seqs = append(seqs, seq)
 		}
 	}

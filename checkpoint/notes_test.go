@@ -25,24 +25,24 @@ func TestNotesDeliveredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n checkpoint.Notes
-	text, done, err := n.Pending(ctx, tr, "a1")
+	text, done, err := n.Pending(ctx, tr, "a1", "")
 	if err != nil || text != "new" || done == nil {
 		t.Fatalf("Pending(a1) = %q, %v; want \"new\"", text, err)
 	}
 	// Not delivered yet: asked again, the same note.
-	if again, _, _ := n.Pending(ctx, tr, "a1"); again != "new" {
+	if again, _, _ := n.Pending(ctx, tr, "a1", ""); again != "new" {
 		t.Fatalf("before delivery Pending(a1) = %q, want \"new\" again", again)
 	}
 	if err := done(); err != nil {
 		t.Fatal(err)
 	}
-	if after, d, err := n.Pending(ctx, tr, "a1"); after != "" || d != nil || err != nil {
+	if after, d, err := n.Pending(ctx, tr, "a1", ""); after != "" || d != nil || err != nil {
 		t.Fatalf("after delivery Pending(a1) = %q, %v; want none", after, err)
 	}
-	if s, _, _ := n.Pending(ctx, tr, "a2"); s != "sharer" {
+	if s, _, _ := n.Pending(ctx, tr, "a2", ""); s != "sharer" {
 		t.Fatalf("Pending(a2) = %q, want the sharer's note", s)
 	}
-	if s, _, _ := n.Pending(ctx, tr, "a3"); s != "" {
+	if s, _, _ := n.Pending(ctx, tr, "a3", ""); s != "" {
 		t.Fatalf("Pending(a3) = %q, want none", s)
 	}
 }

@@ -655,7 +655,7 @@ type fakeNotes struct {
 	delivered int
 }
 
-func (f *fakeNotes) Pending(ctx context.Context, t *checkpoint.Tree, agent string) (string, func() error, error) {
+func (f *fakeNotes) Pending(ctx context.Context, t *checkpoint.Tree, agent, session string) (string, func() error, error) {
 	if f.delivered > 0 {
 		return "", nil, nil
 	}

@@ -28,7 +28,9 @@ type Notes interface {
 	// only after the note was written to the harness (a hook that fails or
 	// times out delivers nothing, so the note must stay pending). It is not
 	// called for a harness without a note channel (Cursor).
-	Pending(ctx context.Context, t *checkpoint.Tree, agent string) (note string, delivered func() error, err error)
+	// session is the harness session the event came from: a note can be
+	// meant for one session only (the old conversation after a rewind).
+	Pending(ctx context.Context, t *checkpoint.Tree, agent, session string) (note string, delivered func() error, err error)
 }
 
 // Options are what a hook run needs besides the event.
@@ -221,7 +223,7 @@ func (r *run) handle(ctx context.Context, t *checkpoint.Tree, ev *Event, paths [
 		if t.Config.Enabled {
 			r.take(ctx, t, agent, checkpoint.ReasonTurnStart, hid)
 		}
-		r.note(ctx, t, agent)
+		r.note(ctx, t, agent, ev.Session)
 	case TurnEnd:
 		if !t.Config.Enabled {
 			return
@@ -309,7 +311,7 @@ func (r *run) assign(trees []*checkpoint.Tree, ev *Event) [][]string {
 
 // note prints the rollback note waiting for agent, if the harness has a
 // channel for it.
-func (r *run) note(ctx context.Context, t *checkpoint.Tree, agent string) {
+func (r *run) note(ctx context.Context, t *checkpoint.Tree, agent, session string) {
 	if r.o.Notes == nil || r.h.note == nil {
 		return
 	}
@@ -318,7 +320,7 @@ func (r *run) note(ctx context.Context, t *checkpoint.Tree, agent string) {
 		ctx, cancel = context.WithTimeout(ctx, t.Config.Timeout)
 		defer cancel()
 	}
-	text, delivered, err := r.o.Notes.Pending(ctx, t, agent)
+	text, delivered, err := r.o.Notes.Pending(ctx, t, agent, session)
 	if err != nil {
 		r.problem("reading the pending note: %v", err)
 		return

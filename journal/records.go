@@ -156,6 +156,9 @@ type NotePending struct {
 	Text     string `json:"text"`
 	Rollback string `json:"rollback,omitempty"`
 	Path     string `json:"path"`
+	// Session, when set, limits the note to events of that harness
+	// session: the old conversation a rewind left behind (DESIGN.md 6).
+	Session string `json:"session,omitempty"`
 }
 
 // NoteDelivered marks the pending note of Agent logged at seq Note as

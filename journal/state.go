@@ -112,10 +112,12 @@ func (a *Agent) OpenTurn() *Turn {
 	return nil
 }
 
-// LastEnded is the newest turn that has ended, or nil (RFC 3.3 through_turn).
+// LastEnded is the newest turn that has ended and was not dropped by a
+// rollback that rewound the conversation, or nil (RFC 3.3 through_turn:
+// after a rewind, captures go with the rewound conversation).
 func (a *Agent) LastEnded() *Turn {
 	for i := len(a.Turns) - 1; i >= 0; i-- {
-		if a.Turns[i].EndSeq != 0 {
+		if a.Turns[i].EndSeq != 0 && !a.Dropped[a.Turns[i].ID()] {
 			return a.Turns[i]
 		}
 	}

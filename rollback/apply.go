@@ -123,6 +123,13 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	for _, id := range told {
 		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: id, Text: text, Rollback: res.Safety, Path: t.Path()}})
 	}
+	if b := p.binding; b != nil && b.ForkSource != "" && res.Conversation.Rewinds {
+		// A person may keep typing in the old conversation instead of
+		// resuming the copy: its memory no longer matches the files, so its
+		// next prompt gets the files-only note (DESIGN.md section 6).
+		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: a.ID, Text: text,
+			Rollback: res.Safety, Path: t.Path(), Session: b.ForkSource}})
+	}
 	if _, err := t.Log.Append(entries...); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.ended")
 	}

@@ -728,20 +728,10 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 		}
 		through = n
 	}
-	for _, tu := range a.Turns {
-		if tu.N > through && tu.EndSeq != 0 && !a.Dropped[tu.ID()] {
-			c.Drops = append(c.Drops, tu.ID())
-		}
-	}
-	if len(c.Drops) == 0 {
-		return c, nil, nil // nothing to rewind: works on any harness
-	}
-	c.Rewinds = true
-	if target.Rec.ThroughTurn == nil {
-		// Back to before the first turn: the next send starts a new
-		// conversation; no harness call is needed (RFC 8).
-		return c, &journal.AgentBinding{Agent: a.ID}, nil
-	}
+	// A checkpoint that cannot bring the conversation back (its files match
+	// no point of it, or that point was dropped) refuses --restore all even
+	// when nothing seems to need rewinding: the agent's memory would not
+	// match the files (RFC 8 "What decides it").
 	why := ""
 	switch {
 	case target.Rec.MidTurn:
@@ -750,8 +740,22 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 		why = "overlap"
 	case target.Rec.Reason == checkpoint.ReasonFork:
 		why = "fork"
-	case a.Dropped[*target.Rec.ThroughTurn]:
+	case target.Rec.ThroughTurn != nil && a.Dropped[*target.Rec.ThroughTurn]:
 		why = "dropped_turn"
+	}
+	for _, tu := range a.Turns {
+		if tu.N > through && tu.EndSeq != 0 && !a.Dropped[tu.ID()] {
+			c.Drops = append(c.Drops, tu.ID())
+		}
+	}
+	if len(c.Drops) == 0 && why == "" {
+		return c, nil, nil // nothing to rewind: works on any harness
+	}
+	c.Rewinds = true
+	if target.Rec.ThroughTurn == nil && why == "" {
+		// Back to before the first turn: the next send starts a new
+		// conversation; no harness call is needed (RFC 8).
+		return c, &journal.AgentBinding{Agent: a.ID}, nil
 	}
 	files := func(why string) error {
 		return rfcerr.New("conflict.checkpoint_files_only", map[string]any{"why": why},
