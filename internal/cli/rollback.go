@@ -159,9 +159,28 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	if len(r.Files) == 0 {
 		fmt.Fprintln(e.Out, "\nno file changes: the tree already matches")
 	}
-	if len(r.Left) > 0 {
+	var kept []rollback.Left
+	for _, l := range r.Left {
+		if l.Reason == "outside" {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) > 0 {
+		fmt.Fprintln(e.Out, "\nchanged outside the agent's turns, kept as they are:")
+		for _, l := range kept {
+			d := ""
+			if l.Detail != "" {
+				d = " (" + l.Detail + ")"
+			}
+			fmt.Fprintf(e.Out, "  ! %s%s\n", l.Path, d)
+		}
+	}
+	if len(r.Left) > len(kept) {
 		fmt.Fprintln(e.Out, "\nleft as they are:")
 		for _, l := range r.Left {
+			if l.Reason == "outside" {
+				continue
+			}
 			d := ""
 			if l.Detail != "" {
 				d = " (" + l.Detail + ")"
@@ -191,6 +210,9 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 		fmt.Fprintln(e.Out, "conversation: stays; the agent is told the files were rolled back")
 	case c.Rewinds:
 		fmt.Fprintf(e.Out, "conversation: rewinds to %s, dropping %s\n", orNone(c.ThroughTurn), strings.Join(c.Drops, ", "))
+		if len(c.Resume) > 0 {
+			fmt.Fprintf(e.Out, "  it continues in a new session %s: %s\n", c.HarnessSession, strings.Join(c.Resume, " "))
+		}
 	default:
 		fmt.Fprintln(e.Out, "conversation: nothing to rewind")
 	}
