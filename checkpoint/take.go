@@ -79,6 +79,9 @@ type Result struct {
 	// Turn is the turn this capture belongs to; for a reused checkpoint it
 	// may differ from the checkpoint's own (a turn_start after a turn_end).
 	Turn *string
+	// Ended names a turn this turn_start ended first because its turn_end
+	// never came (an interrupt fires no hook); "" otherwise.
+	Ended string
 }
 
 // Take implements RFC 3 and 4.1 for this tree: it captures the whole
@@ -158,7 +161,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		} else {
 			out.Label = latest.Label
 		}
-		return &Result{Checkpoint: out, Reused: true, Turn: turn}, nil
+		return &Result{Checkpoint: out, Reused: true, Turn: turn, Ended: syntheticEnd(pre)}, nil
 	}
 
 	n := a.MaxN + 1
@@ -221,7 +224,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 			_, _ = t.Prune(ctx, st.Agents[o.Agent], journal.Now())
 		}
 	}
-	return &Result{Checkpoint: rec, Turn: turn}, nil
+	return &Result{Checkpoint: rec, Turn: turn, Ended: syntheticEnd(pre)}, nil
 }
 
 // sameAs reports whether snap has the tree and HEAD of the saved checkpoint
@@ -381,4 +384,14 @@ func nonNilSub(s []plumbing.Submodule) []plumbing.Submodule {
 		return []plumbing.Submodule{}
 	}
 	return s
+}
+
+// syntheticEnd is the turn a synthetic turn.ended among es closes, or "".
+func syntheticEnd(es []journal.Entry) string {
+	for _, e := range es {
+		if b, ok := e.Body.(*journal.TurnEnded); ok && b.Synthetic {
+			return b.Turn
+		}
+	}
+	return ""
 }

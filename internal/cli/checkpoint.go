@@ -138,6 +138,9 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.Out, " at %s", short(c.Repos[0].Commit))
 	}
 	fmt.Fprintln(e.Out)
+	if res.Ended != "" {
+		fmt.Fprintf(e.Out, "  ended %s first: its turn_end never came (an interrupt?), so its window is a gap\n", res.Ended)
+	}
 	if t.Path() != cwd() {
 		fmt.Fprintf(e.Out, "  the whole tree %s was captured\n", t.Path())
 	}
