@@ -17,13 +17,11 @@ import (
 // in the state to undo, untimed, then the timed command).
 type caseFunc func(t *tree, o *options) (*benchCase, error)
 
-var cases = []caseFunc{
+var cases = append([]caseFunc{
 	cleanCapture,
 	dedupCapture,
 	modifiedCapture,
-	// rollback10,   issue 3: `git venom-rollback K --plan P` of 10 paths vs `git checkout <commit> -- <10 paths>`
-	// rollback1000, issue 3: the same with 1,000 paths
-}
+}, append(rollbackRows(10), rollbackRows(1000)...)...)
 
 // statusCmd is the baseline the capture is held to (issue 2): the one walk
 // any tool must do to know what changed.

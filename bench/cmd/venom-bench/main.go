@@ -144,7 +144,7 @@ func run(o *options, w io.Writer) error {
 	fmt.Fprintf(w, "\nratio = venom median / baseline median (wall clock); ok when ratio <= target.\n"+
 		"cpu ratio = the same for user+system CPU time of the whole process tree: a cross-check that\n"+
 		"other load on the machine moves much less (load average %s).\n"+
-		"Rollback rows (10 and 1,000 paths vs git checkout <commit> -- <paths>) come with issue 3.\n", loadavg())
+		"rollback rows: the real call with its plan (made untimed) vs git checkout HEAD -- <paths>, then vs\nstatus+checkout: a rollback walks the tree once (its S) and should otherwise cost what its paths cost.\n", loadavg())
 	if missed > 0 && o.strict {
 		os.Exit(1)
 	}
