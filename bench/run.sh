@@ -52,4 +52,16 @@ set -- -bin "$bin" -cache "$cache" -reps "${REPS:-9}" "$@"
 if [ -n "${REPO:-}" ]; then
 	set -- -repo "$REPO" "$@"
 fi
-exec "$tooldir/venom-bench" "$@"
+status=0
+"$tooldir/venom-bench" "$@" || status=$?
+
+# Hook latency (issue 5): an edit-record event against the capture it does
+# not do, a turn_start event against the checkpoint command it wraps, with
+# `git --version` as the floor. HOOK_BENCH=0 skips it.
+if [ "${HOOK_BENCH:-1}" != 0 ]; then
+	echo
+	echo "hook latency: go test -run '^\$' -bench . -benchtime ${HOOK_BENCHTIME:-30x} ./harness/"
+	(cd "$root" && go test -run '^$' -bench . -benchtime "${HOOK_BENCHTIME:-30x}" ./harness/) || status=$?
+	echo "targets: BenchmarkHookEdit within 15 ms; BenchmarkHookTurnStart within BenchmarkCheckpointCommand + 10 ms"
+fi
+exit $status
