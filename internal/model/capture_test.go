@@ -292,16 +292,26 @@ func (s *seq) diskData(rel string) string {
 	return string(b)
 }
 
+// lastEnded is RFC 3.3's through_turn: the newest turn that has ended and
+// that no rewind dropped ("" before the first).
+func (s *seq) lastEnded() string {
+	for i := len(s.turns) - 1; i >= 0; i-- {
+		if tm := s.turns[i]; tm.ended && !s.dropped[refs.Turn(tm.n)] {
+			return refs.Turn(tm.n)
+		}
+	}
+	return ""
+}
+
 // applyTurn updates the model's turns for a capture with reason and
 // returns the capture's turn and through_turn (RFC 3, 3.3).
 func (s *seq) applyTurn(reason string, h checkpoint.Harness) (turn, through string) {
-	through = s.lastEnded
+	through = s.lastEnded()
 	switch reason {
 	case checkpoint.ReasonTurnStart:
 		if tm := s.openTurn(); tm != nil {
 			tm.ended = true // a synthetic end: it has no harness_end
-			s.lastEnded = refs.Turn(tm.n)
-			through = s.lastEnded
+			through = refs.Turn(tm.n)
 		}
 		tm := &turnModel{n: len(s.turns) + 1, harness: h.Name != ""}
 		s.turns = append(s.turns, tm)
@@ -315,8 +325,7 @@ func (s *seq) applyTurn(reason string, h checkpoint.Harness) (turn, through stri
 		}
 		tm.ended, tm.end = true, h.End != "" && tm.harness
 		s.turnOpen = false
-		s.lastEnded = refs.Turn(tm.n)
-		turn, through = s.lastEnded, s.lastEnded
+		turn, through = refs.Turn(tm.n), refs.Turn(tm.n)
 	default:
 		if tm := s.openTurn(); tm != nil {
 			turn = refs.Turn(tm.n)
@@ -495,14 +504,23 @@ func (s *seq) recordEdit(paths []string) {
 	} else if _, err := s.tree.RecordEdit(s.ctx, s.agent, paths); err != nil {
 		s.fatalf("RecordEdit %q: %v", paths, err)
 	}
-	logged := paths
+	// The record names each path as RelPath spells it (its directories
+	// resolved through symlinks: a write through a symlinked directory
+	// changes the file it leads to). FuzzRelPath checks RelPath itself.
+	var logged []string
+	for _, p := range paths {
+		rel, err := s.tree.RelPath(p)
+		if err != nil {
+			s.fatalf("RelPath(%q): %v", p, err)
+		}
+		logged = append(logged, rel)
+	}
 	if !strict() {
 		// Divergence D3 (regress_test.go): the log keeps an edit's path as
 		// JSON does, each byte that is not UTF-8 turned into U+FFFD, so
 		// the record names no such file.
-		logged = nil
-		for _, p := range paths {
-			logged = append(logged, jsonName(p))
+		for i, p := range logged {
+			logged[i] = jsonName(p)
 		}
 	}
 	s.edits = append(s.edits, editEvent{after: len(s.caps) - 1, turn: turn, paths: logged})

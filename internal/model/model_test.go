@@ -188,7 +188,6 @@ type seq struct {
 
 	turnOpen  bool
 	turns     []*turnModel
-	lastEnded string
 	caps      []capEvent
 	edits     []editEvent
 	cps       map[string]*cpModel
@@ -611,6 +610,19 @@ func (s *seq) fileOp(agent bool) {
 			os.RemoveAll(s.abs(dd))
 			s.writeFile(dd, s.content(), s.mode())
 			touched, desc = append(gone, dd), fmt.Sprintf("directory %q becomes a file", dd)
+		}
+	case op < 68: // a directory becomes a symlink to another
+		if dd, to := s.pick(dirs), s.pick(dirs); dd != "" && to != "" && !strings.HasPrefix(to+"/", dd+"/") {
+			for p := range d.Files {
+				if strings.HasPrefix(p, dd+"/") {
+					touched = append(touched, p)
+				}
+			}
+			os.RemoveAll(s.abs(dd))
+			target, _ := filepath.Rel(filepath.Dir(s.abs(dd)), s.abs(to))
+			if os.Symlink(target, s.abs(dd)) == nil {
+				touched, desc = append(touched, dd), fmt.Sprintf("directory %q becomes a symlink to %q", dd, to)
+			}
 		}
 	case op < 72: // rename
 		if p := s.pick(regular); p != "" {

@@ -369,3 +369,47 @@ func TestJ1AppendAfterABlankLine(t *testing.T) {
 		t.Errorf("seqs %v, want [2]", seqs)
 	}
 }
+
+// D9: a plan runs `git check-ignore --stdin` on every path the agent's
+// edit records named since the target (ignored_edits), and git dies on a
+// path beyond a symlink ("fatal: pathspec 'd/x' is beyond a symbolic
+// link"): after the agent turns an edited directory into a symlink, every
+// plan fails with failed.checkpoint_git. D6 is the same failure for a path
+// inside a gitlink.
+func TestD9EditBeyondASymlinkDoesNotFailThePlan(t *testing.T) {
+	known(t, "D9", "an edit record of a path now beyond a symlink fails every plan")
+	f := newFixture(t, "")
+	f.r.Write("d/x", "1\n")
+	f.r.Write("e/y", "1\n")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Write("d/x", "2\n")
+	if _, err := f.tree.RecordEdit(f.ctx, f.agent, []string{"d/x"}); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(f.r.Path("d"))
+	if err := os.Symlink("e", f.r.Path("d")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, _ := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if got := f.r.Read("d/x"); got != "1\n" || len(plan.Repos[0].Left) != 0 {
+		t.Errorf("d/x is %q after the rollback, left %+v", got, plan.Repos[0].Left)
+	}
+}
+
+// D9 (second face): the edit record's path check resolves the directories
+// above a path only where they exist, so a path below a dangling symlink
+// (here one that points out of the tree) is accepted as if the symlink were
+// a missing directory; a path git cannot have goes into the log, and then
+// fails plans as above. FuzzRelPath checks it with VENOM_MODEL_STRICT=1.
+func TestD9EditBelowADanglingSymlinkIsRefused(t *testing.T) {
+	known(t, "D9", "a path below a dangling symlink passes the edit record's check")
+	f := newFixture(t, "")
+	outside := t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "missing"), f.r.Path("dl")); err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := f.tree.RelPath("dl/x"); err == nil {
+		t.Errorf("RelPath(dl/x) = %q, accepted beyond a dangling symlink that points out of the tree", rel)
+	}
+}

@@ -126,6 +126,9 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		return p
 	}
 	if o.Restore == "all" {
+		// RFC 8 as rollback.conversation decides it: a checkpoint whose
+		// files match no point of the conversation refuses, even with
+		// nothing to rewind (be0059f).
 		through := 0
 		if c.through != "" {
 			through, _ = refs.ParseTurn(c.through)
@@ -135,21 +138,20 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 				p.drops = append(p.drops, refs.Turn(tm.n))
 			}
 		}
-		if len(p.drops) > 0 {
+		filesOnly := c.midTurn || (c.through != "" && s.dropped[c.through])
+		if len(p.drops) > 0 || filesOnly {
 			p.rewinds = true
-			if c.through != "" {
-				tm := s.turns[through-1]
-				switch {
-				case c.midTurn, s.dropped[c.through]:
-					p.code = "conflict.checkpoint_files_only"
-				case !tm.harness:
-					p.code = "unsupported.harness_capability"
-				case !tm.end:
-					p.code = "conflict.checkpoint_files_only"
-				}
-				if p.code != "" {
-					return p
-				}
+			switch {
+			case filesOnly:
+				p.code = "conflict.checkpoint_files_only"
+			case c.through == "":
+			case !s.turns[through-1].harness:
+				p.code = "unsupported.harness_capability"
+			case !s.turns[through-1].end:
+				p.code = "conflict.checkpoint_files_only"
+			}
+			if p.code != "" {
+				return p
 			}
 		}
 	}
@@ -495,10 +497,11 @@ func (s *seq) plan(c *cpModel, o rollback.Options, undo bool) (*prediction, *rol
 	if now := s.userState(); now.logBytes != preUser.logBytes {
 		s.fatalf("the dry run wrote to the log:\n%s", strings.TrimPrefix(now.logBytes, preUser.logBytes))
 	}
-	if code == "failed.checkpoint_git" && pred.code == "" && strings.Contains(s.lastErr, "is in submodule") && !strict() {
-		// Divergence D6 (regress_test.go): an edit record of a path inside
-		// a nested repository that is a gitlink fails every plan.
-		s.logf("(D6: the plan fails: %s)", s.lastErr)
+	if code == "failed.checkpoint_git" && pred.code == "" && !strict() &&
+		(strings.Contains(s.lastErr, "is in submodule") || strings.Contains(s.lastErr, "beyond a symbolic link")) {
+		// Divergences D6 and D9 (regress_test.go): an edit record of a
+		// path inside a gitlink or beyond a symlink fails every plan.
+		s.logf("(D6/D9: the plan fails: %s)", s.lastErr)
 		return pred, nil, false
 	}
 	if code != pred.code {
@@ -833,7 +836,8 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 
 	// The safety checkpoint is S, on top of the old HEAD.
 	s.applyTurn(checkpoint.ReasonPreRollback, checkpoint.Harness{})
-	sc := s.newCheckpoint(res.Safety, checkpoint.ReasonPreRollback, "", s.lastEnded, pred.S, before.head, before.branch,
+	through := s.lastEnded()
+	sc := s.newCheckpoint(res.Safety, checkpoint.ReasonPreRollback, "", through, pred.S, before.head, before.branch,
 		[]string{refs.Checkpoint(s.agent, s.maxN+1)})
 	if sc.tree == nil {
 		s.fatalf("no safety checkpoint")
@@ -872,7 +876,6 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	}
 
 	// The rollback checkpoint is the tree as it is now.
-	through := s.lastEnded
 	if res.Conversation.Rewinds {
 		through = c.through
 	}
@@ -895,7 +898,23 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		exp = &expectation{Tree: got, TooBig: exp.TooBig, Submodules: exp.Submodules}
 	}
 	s.applyTurn(checkpoint.ReasonRollback, checkpoint.Harness{})
-	s.newCheckpoint(res.After, checkpoint.ReasonRollback, "", through, exp, head, branch, []string{refs.Checkpoint(s.agent, s.maxN+1)})
+	ac := s.newCheckpoint(res.After, checkpoint.ReasonRollback, "", through, exp, head, branch, []string{refs.Checkpoint(s.agent, s.maxN+1)})
+	if st, err := s.tree.Log.Load(); err == nil {
+		big := map[string]bool{}
+		for _, sk := range st.Agents[s.agent].Checkpoint(res.After).Rec.Repos[0].Skipped {
+			if sk.Reason == "too_big" {
+				big[sk.Path] = true
+			}
+		}
+		if fmt.Sprint(keys(big)) != fmt.Sprint(keys(ac.tooBig)) {
+			if strict() {
+				s.fatalf("the rollback checkpoint %s says it skipped %q, the model %q", res.After, keys(big), keys(ac.tooBig))
+			}
+			// D1 again: the rollback checkpoint keeps S's skipped list.
+			s.logf("(D1: the rollback checkpoint %s says it skipped %q, the tree now %q)", res.After, keys(big), keys(ac.tooBig))
+			ac.tooBig = big
+		}
+	}
 	if res.Conversation.Rewinds {
 		for _, d := range res.Conversation.Drops {
 			s.dropped[d] = true
