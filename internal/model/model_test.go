@@ -186,17 +186,17 @@ type seq struct {
 	keep    int
 	history []string
 
-	turnOpen  bool
-	turns     []*turnModel
-	caps      []capEvent
-	edits     []editEvent
-	cps       map[string]*cpModel
-	order     []string
-	maxN      int
-	dropped   map[string]bool
-	lastRB    *lastRollback
-	opsSince  int    // file operations since the last rollback
-	lastErr   string // the message of the last rollback error
+	turnOpen bool
+	turns    []*turnModel
+	caps     []capEvent
+	edits    []editEvent
+	cps      map[string]*cpModel
+	order    []string
+	maxN     int
+	dropped  map[string]bool
+	lastRB   *lastRollback
+	opsSince int    // file operations since the last rollback
+	lastErr  string // the message of the last rollback error
 }
 
 // lastRollback is what the undo of the last rollback must bring back.
