@@ -11,6 +11,9 @@
 //	VENOM_MODEL_SEQS=<n>           run exactly n sequences (default: as many as fit the budget)
 //	VENOM_MODEL_BUDGET=<duration>  time for the default run (default 4s)
 //	VENOM_MODEL_STEPS=<n>          steps per sequence (default 40)
+//	VENOM_MODEL_STRICT=1           stop at the known divergences too
+//	VENOM_MODEL_REPORT=<file>      append progress and the final count there
+//	VENOM_MODEL_KEEP=1             keep a failing sequence's repository
 //
 // VENOM_MODEL_SEED=1234 VENOM_MODEL_SEQS=1 go test ./internal/model -run TestModel -v
 // runs sequence 1234 again, printing every step.

@@ -94,9 +94,12 @@ func TestModel(t *testing.T) {
 					s := newSeq(t, seed, nonUTF8)
 					s.run(steps)
 				})
-				done.Add(1)
+				n := done.Add(1)
 				if !ok {
 					failed.Add(1)
+				}
+				if out := os.Getenv("VENOM_MODEL_REPORT"); out != "" && n%100 == 0 {
+					progress(out, "progress: %d sequences done, %d failed, %s", n, failed.Load(), time.Since(start).Round(time.Second))
 				}
 			}
 		}()
@@ -106,12 +109,18 @@ func TestModel(t *testing.T) {
 	t.Logf("%d sequences of %d steps, seeds %d to %d, in %s (%d failed); rerun one with %s=<seed> %s=1",
 		done.Load(), steps, base, last, time.Since(start).Round(time.Millisecond), failed.Load(), seedEnv, seqsEnv)
 	if out := os.Getenv("VENOM_MODEL_REPORT"); out != "" {
-		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err == nil {
-			fmt.Fprintf(f, "seeds %d..%d sequences %d steps %d failed %d time %s\n", base, last, done.Load(), steps, failed.Load(), time.Since(start).Round(time.Second))
-			f.Close()
-		}
+		progress(out, "seeds %d..%d sequences %d steps %d failed %d time %s", base, last, done.Load(), steps, failed.Load(), time.Since(start).Round(time.Second))
 	}
+}
+
+// progress appends a line to VENOM_MODEL_REPORT, for long runs.
+func progress(path, format string, args ...any) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, format+"\n", args...)
+	f.Close()
 }
 
 // canNameNonUTF8 reports whether the filesystem takes a file name that is
