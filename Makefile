@@ -12,6 +12,8 @@ MANDIR  ?= $(PREFIX)/share/man/man1
 TEST_JOBS ?= 2
 # Extra options for prove, e.g. PROVE_OPTS=-v.
 PROVE_OPTS ?=
+# How long each fuzz target runs in `make fuzz-long`.
+FUZZTIME ?= 60s
 # What install builds first. t/t0007-install.sh sets it to "man" so that
 # it installs the bin/ under test and never rebuilds it while tests run.
 INSTALL_DEPS ?= build man
@@ -22,7 +24,7 @@ MAN_SRC   = $(wildcard docs/man/git-venom-*.md)
 MAN_PAGES = $(MAN_SRC:.md=.1)
 T_SCRIPTS = $(wildcard t/t[0-9][0-9][0-9][0-9]-*.sh)
 
-.PHONY: build install man test check bench demo clean
+.PHONY: build install man test check bench demo clean fuzz-long
 
 ## build: compile the five git-venom-* binaries into bin/
 build:
@@ -65,6 +67,10 @@ bench: build
 	else \
 		echo "bash bench/run.sh"; bash bench/run.sh; \
 	fi
+
+## fuzz-long: every go fuzz target for FUZZTIME each (default 60s), then the model and many-processes tests at length
+fuzz-long:
+	FUZZTIME="$(FUZZTIME)" bash scripts/fuzz-long.sh
 
 ## demo: a throwaway repository, a few agent-like turns, checkpoints, the list
 demo: build
