@@ -194,7 +194,8 @@ func (s *seq) capture(reason string) {
 			// a turn for another reason logs no turn.
 			turn = ""
 		}
-		s.caps = append(s.caps, capEvent{kind: "failed", reason: reason, turn: turn})
+		s.clock++
+		s.caps = append(s.caps, capEvent{kind: "failed", reason: reason, turn: turn, clock: s.clock})
 		s.checkLog()
 		return
 	}
@@ -225,7 +226,8 @@ func (s *seq) capture(reason string) {
 		if len(added) != 0 {
 			s.fatalf("a reused capture added refs %v", added)
 		}
-		s.caps = append(s.caps, capEvent{kind: "reused", id: latest.id, reason: reason, turn: turn, tree: exp.Tree})
+		s.clock++
+		s.caps = append(s.caps, capEvent{kind: "reused", id: latest.id, reason: reason, turn: turn, tree: exp.Tree, clock: s.clock})
 		s.checkLog()
 		return
 	}
@@ -284,6 +286,47 @@ func states[V any](m map[string]V) map[string]string {
 		out[k] = fmt.Sprint(v)
 	}
 	return out
+}
+
+// b1Capture is a capture of the second agent, b1: turns that open and
+// close around a1's, and now and then a manual one.
+func (s *seq) b1Capture() {
+	reason := checkpoint.ReasonTurnStart
+	switch n := s.rng.Intn(10); {
+	case s.b1Open && n < 7, !s.b1Open && n == 0:
+		reason = checkpoint.ReasonTurnEnd
+	case n >= 8:
+		reason = checkpoint.ReasonManual
+	}
+	s.b1Take(reason)
+}
+
+func (s *seq) b1Take(reason string) {
+	pre := s.r.Snapshot()
+	res, err := s.tree.Take(s.ctx, checkpoint.TakeOptions{Agent: "b1", Reason: reason})
+	if err != nil {
+		s.fatalf("capture of b1 (%s): %v", reason, err)
+	}
+	s.unchanged(pre, reason == checkpoint.ReasonTurnEnd)
+	s.clock++
+	s.b1Reg = true
+	s.b1Caps++
+	switch reason {
+	case checkpoint.ReasonTurnStart:
+		if s.b1Open {
+			s.b1Turns[len(s.b1Turns)-1].end = s.clock
+		}
+		s.b1Turns = append(s.b1Turns, sharerTurn{start: s.clock})
+		s.b1Open = true
+	case checkpoint.ReasonTurnEnd:
+		if !s.b1Open {
+			s.b1Turns = append(s.b1Turns, sharerTurn{start: s.clock})
+		}
+		s.b1Turns[len(s.b1Turns)-1].end = s.clock
+		s.b1Open = false
+	}
+	s.logf("b1: capture %s: %s (reused %v)", reason, res.Checkpoint.Checkpoint, res.Reused)
+	s.checkLog()
 }
 
 // diskData is the bytes of a file on disk ("" when unreadable).
@@ -366,7 +409,8 @@ func (s *seq) newCheckpoint(id, reason, turn, through string, exp *expectation, 
 	s.cps[id] = c
 	s.order = append(s.order, id)
 	s.maxN = n
-	s.caps = append(s.caps, capEvent{kind: "taken", id: id, reason: reason, turn: turn, tree: exp.Tree})
+	s.clock++
+	s.caps = append(s.caps, capEvent{kind: "taken", id: id, reason: reason, turn: turn, tree: exp.Tree, clock: s.clock})
 	return c
 }
 
@@ -419,6 +463,9 @@ func (s *seq) checkLog() {
 	st, err := journal.Replay(recs)
 	if err != nil {
 		s.fatalf("the log does not replay: %v", err)
+	}
+	if b := st.Agents["b1"]; (b == nil && s.b1Caps > 0) || (b != nil && len(b.Captures) != s.b1Caps) {
+		s.fatalf("the log's captures of b1 are not the %d the model made", s.b1Caps)
 	}
 	a := st.Agents[s.agent]
 	if a == nil {

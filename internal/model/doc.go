@@ -14,6 +14,7 @@
 //	VENOM_MODEL_STRICT=1           stop at the known divergences too
 //	VENOM_MODEL_REPORT=<file>      append progress and the final count there
 //	VENOM_MODEL_KEEP=1             keep a failing sequence's repository
+//	VENOM_MODEL_TRACE=1            log every sequence's steps (with -v)
 //
 // VENOM_MODEL_SEED=1234 VENOM_MODEL_SEQS=1 go test ./internal/model -run TestModel -v
 // runs sequence 1234 again, printing every step.

@@ -141,7 +141,12 @@ type capEvent struct {
 	reason string
 	turn   string
 	tree   treeMap
+	clock  int // the operation it came from, in the order of all agents' captures
 }
+
+// sharerTurn is a turn of the second agent, b1, between the clocks of the
+// captures that started and ended it (end 0 while open).
+type sharerTurn struct{ start, end int }
 
 // editEvent is an edit record: after is the index in caps of the capture
 // before it, turn the turn it names ("" between turns).
@@ -206,6 +211,29 @@ type seq struct {
 	lastRB   *lastRollback
 	opsSince int    // file operations since the last rollback
 	lastErr  string // the message of the last rollback error
+
+	// A second agent, b1, that captures in the same tree in some
+	// sequences: the tree is then shared, so guarded (RFC 6), and a1's
+	// turn windows that overlap b1's turns are gaps (RFC 7.3).
+	withB1  bool
+	b1Reg   bool
+	b1Turns []sharerTurn
+	b1Open  bool
+	b1Caps  int
+	clock   int
+}
+
+// isGuarded is RFC 6: in place, or shared with another non-archived agent.
+func (s *seq) isGuarded() bool { return s.guarded || s.b1Reg }
+
+// sharedTurn reports whether b1 had a turn running between clocks lo and hi.
+func (s *seq) sharedTurn(lo, hi int) bool {
+	for _, t := range s.b1Turns {
+		if t.start < hi && (t.end == 0 || t.end > lo) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastRollback is what the undo of the last rollback must bring back.
@@ -231,6 +259,7 @@ func newSeq(t *testing.T, seed int64, nonUTF8 bool) *seq {
 	if s.rng.Intn(5) == 0 {
 		s.keep = 3 + s.rng.Intn(3)
 	}
+	s.withB1 = s.rng.Intn(3) == 0
 	return s
 }
 
@@ -316,7 +345,7 @@ func (s *seq) setup() {
 		s.fatalf("OpenTree: %v", err)
 	}
 	s.tree = tr
-	s.logf("setup: %s tree, agent %s, keep %d, unborn %v", s.kind, s.agent, s.keep, unborn)
+	s.logf("setup: %s tree, agent %s, keep %d, unborn %v, second agent %v", s.kind, s.agent, s.keep, unborn, s.withB1)
 }
 
 // run is the sequence: steps chosen at random by what is open.
@@ -328,17 +357,27 @@ func (s *seq) run(steps int) {
 			s.fatalf("stopped after a failed check")
 		}
 	}
-	// End with a closed turn and a last rollback, so every sequence
+	// End with closed turns and a last rollback, so every sequence
 	// exercises one.
 	if s.turnOpen {
 		s.capture(checkpoint.ReasonTurnEnd)
 	}
+	if s.b1Open {
+		s.b1Take(checkpoint.ReasonTurnEnd)
+	}
 	if len(s.order) > 0 {
 		s.rollbackStep(false)
+	}
+	if os.Getenv("VENOM_MODEL_TRACE") != "" {
+		s.t.Logf("seed %d, %s tree:\n  %s", s.seed, s.kind, strings.Join(s.history, "\n  "))
 	}
 }
 
 func (s *seq) step() {
+	if s.withB1 && s.rng.Intn(12) == 0 {
+		s.b1Capture()
+		return
+	}
 	n := s.rng.Intn(100)
 	if s.turnOpen {
 		switch {

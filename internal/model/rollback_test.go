@@ -39,6 +39,7 @@ func (s *seq) classes(c *cpModel, S treeMap, paths map[string]bool) (map[string]
 		idx          int
 		tree         treeMap
 		reason, turn string
+		clock        int
 	}
 	type window struct {
 		from, to point
@@ -55,14 +56,15 @@ func (s *seq) classes(c *cpModel, S treeMap, paths map[string]bool) (map[string]
 			broken = true
 			continue
 		}
-		p := point{idx: i, tree: e.tree, reason: e.reason, turn: e.turn}
+		p := point{idx: i, tree: e.tree, reason: e.reason, turn: e.turn, clock: e.clock}
 		if prev != nil {
 			w := window{from: *prev, to: p, kind: "gap"}
 			switch {
 			case broken:
 			case p.reason == checkpoint.ReasonRollback:
 				w.kind = "rollback"
-			case prev.turn != "" && prev.turn == p.turn && prev.reason != checkpoint.ReasonTurnEnd && p.reason != checkpoint.ReasonTurnStart:
+			case prev.turn != "" && prev.turn == p.turn && prev.reason != checkpoint.ReasonTurnEnd && p.reason != checkpoint.ReasonTurnStart &&
+				!s.sharedTurn(prev.clock, p.clock):
 				w.kind, w.turn = "turn", p.turn
 			}
 			ws = append(ws, w)
@@ -125,6 +127,10 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		p.code = "conflict.turn_running"
 		return p
 	}
+	if s.b1Open {
+		p.code = "conflict.tree_shared"
+		return p
+	}
 	if o.Restore == "all" {
 		// RFC 8 as rollback.conversation decides it: a checkpoint whose
 		// files match no point of the conversation refuses, even with
@@ -157,7 +163,7 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	}
 	exp, d, _ := s.expectNow()
 	p.S, p.before = exp, d
-	if !s.guarded && !o.KeepHead {
+	if !s.isGuarded() && !o.KeepHead {
 		if p.code = s.predictHead(c, p); p.code != "" {
 			return p
 		}
@@ -172,7 +178,7 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	outside := o.Outside
 	if outside == "" {
 		outside = "overwrite"
-		if s.guarded {
+		if s.isGuarded() {
 			outside = "refuse"
 		}
 	}
@@ -449,7 +455,7 @@ func (s *seq) rollbackStep(undo bool) {
 			o.Restore = "all"
 		}
 		o.Outside = s.pick([]string{"", "", "refuse", "keep", "overwrite"})
-		o.KeepHead = !s.guarded && s.rng.Intn(5) == 0
+		o.KeepHead = !s.isGuarded() && s.rng.Intn(5) == 0
 	}
 	o.Checkpoint = c.id
 	for try := 0; try < 3; try++ {
@@ -628,8 +634,15 @@ func (s *seq) comparePlan(pred *prediction, res *rollback.Result, c *cpModel, o 
 	if r.Head.Moves != pred.headMoves || (pred.headMoves && (r.Head.To == nil || *r.Head.To != pred.headTo)) {
 		s.fatalf("plan head %+v, the model says moves %v to %s", r.Head, pred.headMoves, pred.headTo)
 	}
-	if res.Guarded == nil || *res.Guarded != s.guarded {
-		s.fatalf("plan says guarded %v, the tree is %s", res.Guarded, s.kind)
+	if res.Guarded == nil || *res.Guarded != s.isGuarded() {
+		s.fatalf("plan says guarded %v, the tree is %s (shared: %v)", res.Guarded, s.kind, s.b1Reg)
+	}
+	wantShared := []string{}
+	if s.b1Reg {
+		wantShared = []string{"b1"}
+	}
+	if fmt.Sprint(res.SharedWith) != fmt.Sprint(wantShared) {
+		s.fatalf("plan shared_with %q, want %q", res.SharedWith, wantShared)
 	}
 }
 
@@ -757,7 +770,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	viaBinary := s.rng.Intn(6) == 0
 	// An agent may not roll back a guarded tree (RFC 11.4); the person then
 	// does it.
-	if s.guarded && viaBinary && s.rng.Intn(3) == 0 {
+	if s.isGuarded() && viaBinary && s.rng.Intn(3) == 0 {
 		pre := s.userState()
 		_, code, _ := s.runRollback(o, true, []string{"GIT_VENOM_CALLER=agent"})
 		if code != "denied.agent_caller" {
@@ -857,10 +870,10 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		}
 	default:
 		if now.head != before.head || now.branch != before.branch {
-			s.fatalf("HEAD moved from %s on %q to %s on %q (guarded %v, keep-head %v)", before.head, before.branch, now.head, now.branch, s.guarded, o.KeepHead)
+			s.fatalf("HEAD moved from %s on %q to %s on %q (guarded %v, keep-head %v)", before.head, before.branch, now.head, now.branch, s.isGuarded(), o.KeepHead)
 		}
 		if now.index != before.index {
-			s.fatalf("the index file changed, and HEAD did not move (guarded %v)", s.guarded)
+			s.fatalf("the index file changed, and HEAD did not move (guarded %v)", s.isGuarded())
 		}
 	}
 	for name, oid := range before.refs {
@@ -960,7 +973,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 			s.fatalf("after the undo HEAD is %s, was %s", now.head, s.lastRB.head)
 		}
 	}
-	s.lastRB = &lastRollback{safety: res.Safety, before: pred.before, head: before.head, guarded: s.guarded}
+	s.lastRB = &lastRollback{safety: res.Safety, before: pred.before, head: before.head, guarded: s.isGuarded()}
 	s.opsSince = 0
 }
 
