@@ -115,30 +115,39 @@ func (r *Repo) RealIndex() string { return filepath.Join(r.GitDir, "index") }
 // clean and the capture misses it (DESIGN.md section 4). A missing index
 // copies to nothing.
 func CopyKeepMtime(src, dst string) error {
+	_, err := copyKeepMtime(src, dst)
+	return err
+}
+
+// copyKeepMtime is CopyKeepMtime, and also returns the stat of the open
+// source file, so that what the caller keys on (indexKeyOf) is the very
+// file whose bytes were copied, even if git replaced src meanwhile. The
+// stat is nil when src does not exist.
+func copyKeepMtime(src, dst string) (os.FileInfo, error) {
 	in, err := os.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer in.Close()
 	st, err := in.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
-		return err
+		return nil, err
 	}
 	if err := out.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	return os.Chtimes(dst, st.ModTime(), st.ModTime())
+	return st, os.Chtimes(dst, st.ModTime(), st.ModTime())
 }
 
 // HeadState returns the commit HEAD names ("" when unborn) and the branch
@@ -183,9 +192,12 @@ func (r *Repo) headState(ctx context.Context, withTree bool) (head OID, branch s
 // it copies the real index (mtime kept), clears assume-unchanged in the copy,
 // runs one status on the copy, and updates only the paths status lists,
 // minus files over MaxFileBytes and nested repositories, then writes the
-// tree. The user's index, HEAD, refs and files are never written. Any failed
-// step returns an error and no tree (BR-21). Errors: *TooLargeError, *Error,
-// or the context's error on timeout.
+// tree. What git says of the index itself (ls-files, and write-tree when
+// nothing changed) is kept in the index cache and reused while the real
+// index is the same file (indexcache.go). The user's index, HEAD, refs and
+// files are never written. Any failed step returns an error and no tree
+// (BR-21). Errors: *TooLargeError, *Error, or the context's error on
+// timeout.
 func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error) {
 	idx, err := r.PrivateIndex("capture")
 	if err != nil {
@@ -197,10 +209,35 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			RemovePrivateIndex(idx)
 		}
 	}()
-	if err := CopyKeepMtime(r.RealIndex(), idx); err != nil {
+	read := time.Now()
+	indexStat, err := copyKeepMtime(r.RealIndex(), idx)
+	if err != nil {
 		return nil, fmt.Errorf("copying the index: %w", err)
 	}
 	failpoint.Hit("capture.index-copied")
+	// The cache entry for this index file, if any; store is what this
+	// capture learnt about it, written when the capture ends, whether it
+	// succeeds or fails (too large, a failed step): it is true of the index
+	// either way. A capture out of time writes nothing more.
+	key, keyed := indexKeyOf(indexStat)
+	var cached, store *indexCache
+	if keyed {
+		cached = r.loadIndexCache(key)
+	}
+	defer func() {
+		if store == nil || ctx.Err() != nil {
+			return
+		}
+		if !store.Key.settled(read) {
+			if r.trace != nil {
+				fmt.Fprintf(r.trace, "venom trace: index cache: not stored, the index changed less than %v ago\n", indexSettle)
+			}
+			return
+		}
+		if err := r.storeIndexCache(store); err != nil && r.trace != nil {
+			fmt.Fprintf(r.trace, "venom trace: index cache: not stored: %v\n", err)
+		}
+	}()
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	snap := &Snapshot{}
 	var headTree OID
@@ -209,42 +246,37 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 
 	// Step 2: the index's own view: assume-unchanged bits to clear in the
-	// copy, skip-worktree paths to report, gitlinks to describe. When a
-	// scan of the copy's bytes shows no assume-unchanged or skip-worktree
-	// entry, the gitlinks come from the scan and ls-files is left out: on
-	// 100k files it and its parsing cost half a status (bench/README.md).
-	// An index the scan does not fully understand is listed by git, as
-	// always.
-	scan, scanned := scanIndex(idx, len(headTree)/2)
-	var entries []IndexEntry
-	gitlinks := map[string]OID{}
-	if scanned && !scan.Flagged {
-		gitlinks = scan.Gitlinks
+	// copy, skip-worktree paths to report, gitlinks to describe. On 100k
+	// files ls-files and its parsing cost half a status (bench/README.md),
+	// so its answer for this index file comes from the cache when there is
+	// one; else git is asked, and the answer kept.
+	var ans indexAnswer
+	if cached != nil {
+		ans = cached.Answer
 	} else {
-		lsOut, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
-		if err != nil {
-			return nil, fmt.Errorf("listing the index: %w", err)
-		}
-		if entries, err = ParseLsFiles(lsOut); err != nil {
+		if ans, err = r.listIndex(ctx, env, true); err != nil {
 			return nil, err
 		}
-	}
-	var assumed []string
-	for _, e := range entries {
-		switch {
-		case e.SkipWorktree():
-			var size int64
-			if st, err := os.Lstat(filepath.Join(r.WorkTree, e.Path)); err == nil {
-				size = st.Size()
-			}
-			snap.Skipped = append(snap.Skipped, Skip{Path: e.Path, Bytes: size, Reason: "skip_worktree"})
-		case e.AssumeUnchanged():
-			assumed = append(assumed, e.Path)
-		}
-		if e.Mode == "160000" && e.Stage == 0 {
-			gitlinks[e.Path] = e.OID
+		if keyed {
+			store = &indexCache{Key: key, Answer: ans}
 		}
 	}
+	// That answer has the bits as the index file holds them. In a sparse
+	// checkout git clears, as it reads the index, the skip-worktree bit of
+	// each such path present in the work tree, and the status walk then
+	// treats it as tracked (listIndex). When none is present, git's view is
+	// the file's, whatever the configuration; when one is, git is asked
+	// with the user's configuration, and that answer, which depends on the
+	// work tree, is not cached.
+	var present bool
+	if snap.Skipped, present = r.skipWorktree(ans.SkipWorktree); present {
+		if ans, err = r.listIndex(ctx, env, false); err != nil {
+			return nil, err
+		}
+		snap.Skipped, _ = r.skipWorktree(ans.SkipWorktree)
+	}
+	assumed := ans.AssumeUnchanged
+	gitlinks := ans.Gitlinks
 	if len(assumed) > 0 {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(assumed))},
 			"update-index", "-z", "--no-assume-unchanged", "--stdin"); err != nil {
@@ -397,10 +429,16 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	failpoint.Hit("capture.index-updated")
-	if len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && !wroteInfo && scanned && scan.Root != "" && scan.Root == headTree {
-		// No step wrote the private index, and its cache-tree root is valid
-		// and is HEAD's tree: that root is exactly what write-tree would
-		// print (it loads the whole index only to find it valid).
+	// When no step wrote the private index it is still a byte-for-byte copy
+	// of the real one, and the tree write-tree prints for it depends on
+	// that file alone: it is cached with the index's key. (Status lists
+	// nested repositories, dirty submodules and files over MaxFileBytes
+	// without any of them being written, so what counts is the writes.)
+	// The cached tree is used only when it is HEAD's: that is the usual
+	// clean tree, and one HEAD reaches, so no gc can have pruned it since
+	// it was cached.
+	unwritten := len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && !wroteInfo
+	if unwritten && cached != nil && cached.Tree != "" && cached.Tree == headTree {
 		snap.Tree = headTree
 		keep = o.KeepIndex
 		if keep {
@@ -413,6 +451,15 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		return nil, fmt.Errorf("writing the tree: %w", err)
 	}
 	snap.Tree = OID(tree)
+	if unwritten && keyed {
+		if store == nil && cached.Tree != snap.Tree {
+			c := *cached
+			store = &c
+		}
+		if store != nil {
+			store.Tree = snap.Tree
+		}
+	}
 	keep = o.KeepIndex
 	if keep {
 		snap.Index = idx
@@ -480,6 +527,21 @@ func (r *Repo) Recapture(ctx context.Context, prev *Snapshot, paths []string) (*
 type sized struct {
 	path string
 	n    int64
+}
+
+// skipWorktree lists paths as skip-worktree skips (RFC 4.2 skipped[]),
+// each with the size of what is at the path in the work tree (0 when
+// nothing is), and reports whether anything is at any of them.
+func (r *Repo) skipWorktree(paths []string) (skips []Skip, present bool) {
+	for _, p := range paths {
+		var size int64
+		if st, err := os.Lstat(filepath.Join(r.WorkTree, p)); err == nil {
+			size = st.Size()
+			present = true
+		}
+		skips = append(skips, Skip{Path: p, Bytes: size, Reason: "skip_worktree"})
+	}
+	return skips, present
 }
 
 // describeNested reads a nested repository's or submodule's HEAD and

@@ -1,0 +1,322 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// The index cache keeps git's own answers about the user's index from one
+// capture to the next, so that a capture of an unchanged index runs
+// neither `git ls-files -s -v -z` nor, on a clean tree, `git write-tree`:
+// on a 100k-file tree the two and the parsing of ls-files' 7 MB of output
+// cost about as much as the status walk itself (bench/README.md). No byte
+// of the index is read by this code: the answers are what git printed,
+// and they are tied to the index file by its identity (indexKey), which
+// every index write changes, since git writes a new index to index.lock
+// and renames it over the old one.
+//
+// The cache is one small JSON file per worktree, <git dir>/venom/index-cache.json,
+// replaced atomically. It is a cache only: a missing, unreadable, corrupt
+// or foreign file is a miss and the capture asks git, as without it;
+// failing to write it fails nothing.
+
+// indexCacheVersion is the format of index-cache.json; a file of any other
+// version is a miss.
+const indexCacheVersion = 1
+
+// indexSettle is how old, in both mtime and ctime, the index must be
+// when a capture reads it for the capture to store answers about it.
+//
+// The key alone cannot tell two index files apart that share an inode
+// number (the kernel reuses the number of the index git just replaced),
+// a size (setting a flag bit does not change it) and both timestamps.
+// That takes two index writes within one tick of the file system's clock:
+// a jiffy (1-10 ms) on Linux, a second on HFS+ or ext3. ctime cannot be
+// set by any program, so every file made after the capture read the index
+// has a ctime no earlier than that moment, less one tick; an index whose
+// ctime is older than that by more than a tick can never be matched by a
+// later file. Two seconds covers one-second clocks and their truncation.
+// A capture within that time of an index write simply asks git, and the
+// next capture stores.
+const indexSettle = 2 * time.Second
+
+// indexKey is the identity of the real index file as the capture copied
+// it: device and inode numbers, size in bytes, and modification and
+// status-change times in nanoseconds since the Unix epoch. git never
+// rewrites an index in place, so a change to it gives a new inode, or at
+// least new times.
+type indexKey struct {
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	Size    int64  `json:"size"`
+	MtimeNs int64  `json:"mtime_ns"`
+	CtimeNs int64  `json:"ctime_ns"`
+}
+
+// indexKeyOf returns the key of the file fi describes (from a stat of the
+// open file that was copied, so the key and the copied bytes are the same
+// file). ok is false when there is no file or the system gives no inode
+// and ctime (statIdentity): the cache is then not used.
+func indexKeyOf(fi os.FileInfo) (k indexKey, ok bool) {
+	if fi == nil {
+		return k, false
+	}
+	dev, ino, ctime, ok := statIdentity(fi)
+	if !ok {
+		return k, false
+	}
+	return indexKey{Dev: dev, Ino: ino, Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano(), CtimeNs: ctime}, true
+}
+
+// settled reports whether the index was last changed more than
+// indexSettle before read, the moment the capture started reading it.
+func (k indexKey) settled(read time.Time) bool {
+	limit := read.Add(-indexSettle).UnixNano()
+	return k.MtimeNs < limit && k.CtimeNs < limit
+}
+
+// indexAnswer is what a capture takes from `git ls-files -s -v -z`.
+// SkipWorktree lists the paths of entries with the skip-worktree bit
+// (tags 'S' and 's'), in index order, once per entry as the capture lists
+// them; AssumeUnchanged the paths of the other entries with the
+// assume-unchanged bit (lower-case tags), whose bit the capture clears in
+// its private copy; Gitlinks maps each stage-0 gitlink (mode 160000) to
+// the commit the index records, never nil.
+type indexAnswer struct {
+	SkipWorktree    []string
+	AssumeUnchanged []string
+	Gitlinks        map[string]OID
+}
+
+// answerOf keeps from ls-files' entries what a capture needs.
+func answerOf(entries []IndexEntry) indexAnswer {
+	a := indexAnswer{Gitlinks: map[string]OID{}}
+	for _, e := range entries {
+		a.add(e)
+	}
+	return a
+}
+
+// add keeps what a capture needs from one entry.
+func (a *indexAnswer) add(e IndexEntry) {
+	switch {
+	case e.SkipWorktree():
+		a.SkipWorktree = append(a.SkipWorktree, e.Path)
+	case e.AssumeUnchanged():
+		a.AssumeUnchanged = append(a.AssumeUnchanged, e.Path)
+	}
+	if e.Mode == "160000" && e.Stage == 0 {
+		a.Gitlinks[e.Path] = e.OID
+	}
+}
+
+// parseIndexAnswer is answerOf(ParseLsFiles(out)) without building an
+// entry for every record: nearly every record of a large index is a plain
+// cached file ("H <mode other than 160000> ..."), which a capture does
+// not use, and ParseLsFiles spends about 50 ms and 48 MB on the 100k
+// records of the bench tree. Those records are checked for their shape
+// only (tag, space, tab); every other record goes through ParseLsFiles.
+// It accepts whatever ParseLsFiles accepts, with the same answer.
+func parseIndexAnswer(out []byte) (indexAnswer, error) {
+	a := indexAnswer{Gitlinks: map[string]OID{}}
+	for len(out) > 0 {
+		n := bytes.IndexByte(out, 0)
+		if n < 0 {
+			return indexAnswer{}, fmt.Errorf("ls-files: record without NUL terminator")
+		}
+		rec := out[:n+1]
+		out = out[n+1:]
+		if len(rec) > 4 && rec[0] == 'H' && rec[1] == ' ' && !bytes.HasPrefix(rec[2:], []byte("160000 ")) &&
+			bytes.IndexByte(rec[2:], '\t') >= 0 {
+			continue
+		}
+		e, err := ParseLsFiles(rec)
+		if err != nil {
+			return indexAnswer{}, err
+		}
+		for _, x := range e {
+			a.add(x)
+		}
+	}
+	return a, nil
+}
+
+// listIndex asks git for the indexAnswer of the private index in env.
+//
+// With onDisk, ls-files runs with core.sparseCheckout off, so that the
+// answer is a function of the index file alone and can be cached: in a
+// sparse checkout git clears, as it reads the index, the skip-worktree
+// bit of every such path that is present in the work tree (git-config(1),
+// sparse.expectFilesOutsideOfPatterns; repository.c, repo_read_index).
+// Without onDisk it runs with the user's configuration, which is what the
+// capture's status walk sees.
+func (r *Repo) listIndex(ctx context.Context, env []string, onDisk bool) (indexAnswer, error) {
+	args := []string{"ls-files", "-s", "-v", "-z"}
+	if onDisk {
+		args = append([]string{"-c", "core.sparseCheckout=false"}, args...)
+	}
+	out, err := r.Run(ctx, Options{Env: env}, args...)
+	if err != nil {
+		return indexAnswer{}, fmt.Errorf("listing the index: %w", err)
+	}
+	return parseIndexAnswer(out)
+}
+
+// indexCache is one entry of the cache: for the index file with Key,
+// Answer is what `git ls-files -s -v -z` said of it with
+// core.sparseCheckout off (listIndex), and Tree, when not "", what `git
+// write-tree` printed for an unmodified copy of it.
+type indexCache struct {
+	Key    indexKey
+	Answer indexAnswer
+	Tree   OID
+}
+
+// indexCacheFile is index-cache.json. The path lists are NUL-terminated
+// lists, as git's -z output (a path is any bytes but NUL, and a JSON
+// string holds only UTF-8), stored as base64; Gitlinks holds one
+// "<commit> <path>" record per gitlink.
+type indexCacheFile struct {
+	Version         int      `json:"version"`
+	Key             indexKey `json:"key"`
+	SkipWorktree    []byte   `json:"skip_worktree,omitempty"`
+	AssumeUnchanged []byte   `json:"assume_unchanged,omitempty"`
+	Gitlinks        []byte   `json:"gitlinks,omitempty"`
+	Tree            OID      `json:"tree,omitempty"`
+}
+
+// indexCachePath is the worktree's index cache file (indexcache.go).
+func (r *Repo) indexCachePath() string {
+	return filepath.Join(r.GitDir, "venom", "index-cache.json")
+}
+
+// loadIndexCache returns the cache entry for key, or nil when there is
+// none: no file, an unreadable or malformed one, another version or
+// another key. It never fails.
+func (r *Repo) loadIndexCache(key indexKey) *indexCache {
+	c, why := readIndexCache(r.indexCachePath(), key)
+	if r.trace != nil {
+		if c != nil {
+			fmt.Fprintf(r.trace, "venom trace: index cache: hit\n")
+		} else {
+			fmt.Fprintf(r.trace, "venom trace: index cache: miss (%s)\n", why)
+		}
+	}
+	return c
+}
+
+// readIndexCache is loadIndexCache; why says what made a miss.
+func readIndexCache(path string, key indexKey) (c *indexCache, why string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, "no cache file"
+		}
+		return nil, "unreadable: " + err.Error()
+	}
+	var f indexCacheFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, "corrupt: " + err.Error()
+	}
+	if f.Version != indexCacheVersion {
+		return nil, fmt.Sprintf("version %d", f.Version)
+	}
+	if f.Key != key {
+		return nil, "the index changed"
+	}
+	c = &indexCache{Key: key, Answer: indexAnswer{Gitlinks: map[string]OID{}}}
+	var ok bool
+	if c.Answer.SkipWorktree, ok = splitNul(f.SkipWorktree); !ok {
+		return nil, "corrupt skip_worktree"
+	}
+	if c.Answer.AssumeUnchanged, ok = splitNul(f.AssumeUnchanged); !ok {
+		return nil, "corrupt assume_unchanged"
+	}
+	links, ok := splitNul(f.Gitlinks)
+	if !ok {
+		return nil, "corrupt gitlinks"
+	}
+	for _, l := range links {
+		oid, p, found := strings.Cut(l, " ")
+		if !found || p == "" || !isOIDHex(oid) {
+			return nil, "corrupt gitlinks"
+		}
+		c.Answer.Gitlinks[p] = OID(oid)
+	}
+	if f.Tree != "" && !isOIDHex(string(f.Tree)) {
+		return nil, "corrupt tree"
+	}
+	c.Tree = f.Tree
+	return c, ""
+}
+
+// storeIndexCache replaces the cache file with c. The write is atomic
+// (renameio: a temporary file in the same directory, fsynced, renamed),
+// so a concurrent capture reads the old entry or the new one, never half
+// of one; the last writer wins, and each entry is true of its own key.
+// The directory is not fsynced: a rename lost in a crash leaves the old
+// entry, which is still true of the index it names.
+func (r *Repo) storeIndexCache(c *indexCache) error {
+	f := indexCacheFile{
+		Version:         indexCacheVersion,
+		Key:             c.Key,
+		SkipWorktree:    NulList(c.Answer.SkipWorktree),
+		AssumeUnchanged: NulList(c.Answer.AssumeUnchanged),
+		Tree:            c.Tree,
+	}
+	var links bytes.Buffer
+	for p, oid := range c.Answer.Gitlinks {
+		fmt.Fprintf(&links, "%s %s\x00", oid, p)
+	}
+	f.Gitlinks = links.Bytes()
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	path := r.indexCachePath()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return renameio.WriteFile(path, append(b, '\n'), 0o644, renameio.WithTempDir(dir))
+}
+
+// splitNul splits a NUL-terminated list; ok is false when the list does
+// not end in NUL or holds an empty name.
+func splitNul(b []byte) (list []string, ok bool) {
+	if len(b) == 0 {
+		return nil, true
+	}
+	if b[len(b)-1] != 0 {
+		return nil, false
+	}
+	for _, p := range bytes.Split(b[:len(b)-1], []byte{0}) {
+		if len(p) == 0 {
+			return nil, false
+		}
+		list = append(list, string(p))
+	}
+	return list, true
+}
+
+// isOIDHex reports whether s is an object name: 40 (SHA-1) or 64
+// (SHA-256) lower-case hex digits.
+func isOIDHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
