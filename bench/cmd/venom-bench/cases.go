@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -30,17 +29,7 @@ var statusCmd = []string{"status", "--porcelain", "-z", "--untracked-files=all"}
 // command returns a timed run of git with args in dir; stdout is returned,
 // stderr goes into the error.
 func command(dir string, args ...string) func() (outcome, error) {
-	return func() (outcome, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = childEnv
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return outcome{}, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-		}
-		return outcome{out: out.Bytes(), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
-	}
+	return commandIn(dir, nil, args...)
 }
 
 // checkpointCmd is what a harness hook runs: `git venom-checkpoint` through

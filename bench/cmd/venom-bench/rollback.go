@@ -139,13 +139,16 @@ func rollbackCase(t *tree, n int, withStatus bool) (*benchCase, error) {
 	}, nil
 }
 
-// commandIn is command with stdin.
+// commandIn returns a timed run of git with args in dir, reading stdin
+// (nil: none); stdout is returned, stderr goes into the error.
 func commandIn(dir string, stdin []byte, args ...string) func() (outcome, error) {
 	return func() (outcome, error) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = childEnv
-		cmd.Stdin = bytes.NewReader(stdin)
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil {
