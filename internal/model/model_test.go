@@ -279,6 +279,10 @@ func (s *seq) fatalf(format string, args ...any) {
 	if len(hist) > 60 {
 		hist = hist[len(hist)-60:]
 	}
+	if out := os.Getenv("VENOM_MODEL_REPORT"); out != "" {
+		// A long run prints failures only at its end: say it now.
+		progress(out, "FAIL seed %d: %s", s.seed, strings.SplitN(fmt.Sprintf(format, args...), "\n", 2)[0])
+	}
 	s.t.Fatalf("seed %d (%s=%d %s=1), %s tree, step %d: %s%s\nsteps:\n  %s", s.seed, seedEnv, s.seed, seqsEnv, s.kind,
 		len(s.history), fmt.Sprintf(format, args...), kept, strings.Join(hist, "\n  "))
 }
