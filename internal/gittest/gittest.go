@@ -79,6 +79,18 @@ type Repo struct {
 	T      testing.TB
 	Dir    string
 	GitDir string
+
+	common string // CommonDir's answer, asked once
+}
+
+// CommonDir is the absolute path of the repository's common git directory
+// (GitDir itself but in a linked worktree), asked of git once.
+func (r *Repo) CommonDir() string {
+	r.T.Helper()
+	if r.common == "" {
+		r.common = strings.TrimSpace(r.Git("rev-parse", "--path-format=absolute", "--git-common-dir"))
+	}
+	return r.common
 }
 
 // New makes an empty repository with branch main and a user identity in its
@@ -241,7 +253,7 @@ func (r *Repo) Refs() map[string]string {
 // packs), to show a step wrote no object.
 func (r *Repo) ObjectFiles() []string {
 	r.T.Helper()
-	common := strings.TrimSpace(r.Git("rev-parse", "--path-format=absolute", "--git-common-dir"))
+	common := r.CommonDir()
 	var files []string
 	root := filepath.Join(common, "objects")
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -285,7 +297,7 @@ type State struct {
 // Snapshot records the State of the repository now.
 func (r *Repo) Snapshot() *State {
 	r.T.Helper()
-	common := strings.TrimSpace(r.Git("rev-parse", "--path-format=absolute", "--git-common-dir"))
+	common := r.CommonDir()
 	s := &State{Work: map[string]fileState{}, Git: map[string]fileState{}, Refs: r.Refs()}
 	s.Head, _ = r.GitErr("rev-parse", "-q", "--verify", "HEAD")
 	topGit := filepath.Join(r.Dir, ".git")

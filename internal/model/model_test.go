@@ -212,6 +212,8 @@ type seq struct {
 	opsSince int    // file operations since the last rollback
 	lastErr  string // the message of the last rollback error
 
+	indexPath, stashLogPath string // the user's index and the stash's reflog
+
 	// A second agent, b1, that captures in the same tree in some
 	// sequences: the tree is then shared, so guarded (RFC 6), and a1's
 	// turn windows that overlap b1's turns are gaps (RFC 7.3).
@@ -312,6 +314,8 @@ func (s *seq) setup() {
 	main := gittest.New(s.t)
 	s.top = main.Dir
 	main.Git("config", "venom.checkpoints.maxFileBytes", strconv.Itoa(maxFile))
+	// The agent's and the person's commits need not start git maintenance.
+	main.Git("config", "maintenance.auto", "false")
 	if s.keep != 100 {
 		main.Git("config", "venom.checkpoints.keep", strconv.Itoa(s.keep))
 	}

@@ -399,11 +399,14 @@ type userState struct {
 func (s *seq) userState() *userState {
 	u := &userState{refs: s.r.Refs()}
 	u.head, u.branch = s.headNow()
-	ix := strings.TrimSpace(s.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
-	b, _ := os.ReadFile(ix)
+	if s.indexPath == "" {
+		// Neither moves during a sequence: ask git once.
+		s.indexPath = strings.TrimSpace(s.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
+		s.stashLogPath = strings.TrimSpace(s.git("rev-parse", "--path-format=absolute", "--git-path", "logs/refs/stash"))
+	}
+	b, _ := os.ReadFile(s.indexPath)
 	u.index = string(b)
-	sl := strings.TrimSpace(s.git("rev-parse", "--path-format=absolute", "--git-path", "logs/refs/stash"))
-	b, _ = os.ReadFile(sl)
+	b, _ = os.ReadFile(s.stashLogPath)
 	u.stashLog = string(b)
 	b, _ = os.ReadFile(s.tree.Log.Path())
 	u.logBytes = string(b)
