@@ -51,6 +51,9 @@ type Harness struct {
 	Session string
 	Turn    string
 	End     string
+	// EndPending, when End could not be resolved yet, says where a
+	// rollback finds it later (journal.EndPending).
+	EndPending *journal.EndPending
 }
 
 // TakeOptions says what capture to make. Agent must be valid (refs).
@@ -287,7 +290,8 @@ func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal
 		}
 		turn, through = strp(id), strp(id)
 		post = append(post, journal.Entry{Type: journal.TypeTurnEnded, Body: &journal.TurnEnded{Agent: o.Agent, Turn: id,
-			HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn, HarnessEnd: o.Harness.End}})
+			HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn, HarnessEnd: o.Harness.End,
+			HarnessEndPending: o.Harness.EndPending}})
 	default:
 		if open != nil {
 			turn = strp(open.ID())

@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/journal"
 )
 
 // claudeCode maps Claude Code's hook events (HARNESS-HOOKS.md section 1):
@@ -98,36 +102,90 @@ const transcriptWait = 200 * time.Millisecond
 // transcript's last assistant entry (RFC 8: "Claude Code: the uuid of the
 // turn's last assistant line"). When the event carries the turn's last
 // assistant message, the entry must hold that text, and the transcript is
-// polled for up to transcriptWait until it does; a transcript that never
-// shows it gives no id (a rollback resolves it again later) rather than an
-// earlier turn's id. A missing transcript gives no id and no error.
-func claudeEnd(ctx context.Context, ev *Event) (string, error) {
+// polled for up to transcriptWait until it does. A transcript that has not
+// caught up by then gives no id but a pending record (the path, the last
+// assistant entry it did hold, a hash of the message), from which a
+// rollback resolves the id again later (ResolveEnd), rather than an
+// earlier turn's id. A missing transcript gives neither and no error.
+func claudeEnd(ctx context.Context, ev *Event) (string, *journal.EndPending, error) {
 	path := expandHome(ev.Transcript)
 	if path == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	deadline := time.Now().Add(transcriptWait)
 	for {
 		uuid, text, err := LastAssistant(path)
 		if errors.Is(err, os.ErrNotExist) {
-			return "", nil
+			return "", nil, nil
 		}
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if uuid != "" && (ev.LastMessage == "" || sameMessage(text, ev.LastMessage)) {
-			return uuid, nil
+			return uuid, nil, nil
 		}
 		if time.Now().After(deadline) {
-			if uuid == "" {
-				return "", nil
+			if ev.LastMessage == "" {
+				// An empty transcript and no message to look for: nothing
+				// would tell this turn's end from a later one's.
+				return "", nil, nil
 			}
-			return "", fmt.Errorf("the transcript's last assistant entry (%s) does not hold the turn's last message yet; harness_end left for a rollback to resolve", uuid)
+			pending := &journal.EndPending{Transcript: path, After: uuid, TextSHA256: textHash(ev.LastMessage)}
+			if uuid == "" {
+				return "", pending, fmt.Errorf("the transcript holds no assistant entry yet; harness_end left for a rollback to resolve")
+			}
+			return "", pending, fmt.Errorf("the transcript's last assistant entry (%s) does not hold the turn's last message yet; harness_end left for a rollback to resolve", uuid)
 		}
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// textHash is EndPending.TextSHA256 of a message.
+func textHash(text string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(text)))
+	return hex.EncodeToString(sum[:])
+}
+
+// ResolveEnd finds harness_end for a turn whose transcript lagged when it
+// ended (journal.EndPending), now that the harness has had time to write
+// it: the first non-sidechain assistant entry after p.After whose text,
+// trimmed, hashes to p.TextSHA256. It returns "" when the transcript is
+// gone or still holds no such entry: a rollback then treats the turn as
+// having no harness id (RFC 8 no_harness_id), never guessing another
+// turn's entry. Only Claude Code logs pending ends; harness is the turn's
+// harness name.
+func ResolveEnd(harness string, p *journal.EndPending) string {
+	if harness != claudeCode.Name || p == nil || p.Transcript == "" || p.TextSHA256 == "" {
+		return ""
+	}
+	f, err := os.Open(p.Transcript)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// Forward, since the entry sought is the first match after After; a
+	// line still being written (no newline yet) is not read.
+	sc := bufio.NewReader(f)
+	seen := p.After == ""
+	for {
+		line, err := sc.ReadBytes('\n')
+		if err != nil {
+			return ""
+		}
+		uuid, text, ok := assistantLine(line)
+		if !ok {
+			continue
+		}
+		if !seen {
+			seen = uuid == p.After
+			continue
+		}
+		if textHash(text) == p.TextSHA256 {
+			return uuid
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/refs"
 )
 
@@ -96,7 +97,9 @@ type Harness struct {
 	idle []byte
 	// end resolves harness_end for a turn_end (Claude Code's last assistant
 	// transcript entry); nil when the harness has no such id.
-	end     func(ctx context.Context, ev *Event) (string, error)
+	// When the transcript lags, it returns no id but where a rollback can
+	// find it later (ResolveEnd).
+	end     func(ctx context.Context, ev *Event) (string, *journal.EndPending, error)
 	install installSpec
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/refs"
 )
 
@@ -108,15 +109,19 @@ func TestClaudeEndWaitsForLaggingTranscript(t *testing.T) {
 		fmt.Fprintln(f, `{"type":"assistant","uuid":"new","message":{"content":[{"type":"text","text":"this turn's answer"}]}}`)
 		f.Close()
 	}()
-	if got, err := claudeEnd(context.Background(), ev); got != "new" || err != nil {
-		t.Errorf("claudeEnd = %q, %v; want new", got, err)
+	if got, pending, err := claudeEnd(context.Background(), ev); got != "new" || pending != nil || err != nil {
+		t.Errorf("claudeEnd = %q, %+v, %v; want new", got, pending, err)
 	}
 
-	ev.LastMessage = "never written"
+	ev.LastMessage = "  not written yet\n"
 	start := time.Now()
-	got, err := claudeEnd(context.Background(), ev)
+	got, pending, err := claudeEnd(context.Background(), ev)
 	if got != "" || err == nil {
 		t.Errorf("claudeEnd with a transcript that never catches up = %q, %v; want no id and an error", got, err)
+	}
+	want := journal.EndPending{Transcript: p, After: "new", TextSHA256: textHash("not written yet")}
+	if pending == nil || *pending != want {
+		t.Errorf("pending = %+v, want %+v", pending, want)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("claudeEnd waited %v", d)
@@ -124,8 +129,48 @@ func TestClaudeEndWaitsForLaggingTranscript(t *testing.T) {
 
 	// No transcript (yet): no id, no error.
 	ev.Transcript = filepath.Join(t.TempDir(), "none.jsonl")
-	if got, err := claudeEnd(context.Background(), ev); got != "" || err != nil {
-		t.Errorf("missing transcript: %q, %v", got, err)
+	if got, pending, err := claudeEnd(context.Background(), ev); got != "" || pending != nil || err != nil {
+		t.Errorf("missing transcript: %q, %+v, %v", got, pending, err)
+	}
+}
+
+// A turn's end the Stop hook could not see is found once the transcript has
+// caught up: the first entry after the one the hook saw whose text is the
+// turn's last message, never an earlier or a later turn's.
+func TestResolveEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	lines := []string{
+		`{"type":"user","uuid":"p1","message":{"content":"first"}}`,
+		`{"type":"assistant","uuid":"a1","message":{"content":[{"type":"text","text":"Done."}]}}`,
+		`{"type":"user","uuid":"p2","message":{"content":"second"}}`,
+		`{"type":"assistant","uuid":"a2-side","isSidechain":true,"message":{"content":"Done."}}`,
+		`{"type":"assistant","uuid":"a2-tool","message":{"content":[{"type":"tool_use","name":"Edit"}]}}`,
+		`not json`,
+		`{"type":"assistant","uuid":"a2","message":{"content":"Done."}}`,
+		`{"type":"user","uuid":"p3","message":{"content":"third"}}`,
+		`{"type":"assistant","uuid":"a3","message":{"content":"Done."}}`,
+	}
+	write(t, p, strings.Join(lines, "\n")+"\n")
+	done := textHash("Done.")
+	for _, tc := range []struct {
+		name    string
+		harness string
+		p       *journal.EndPending
+		want    string
+	}{
+		{"after the previous turn's end", "claude-code", &journal.EndPending{Transcript: p, After: "a1", TextSHA256: done}, "a2"},
+		{"after this turn's tool call", "claude-code", &journal.EndPending{Transcript: p, After: "a2-tool", TextSHA256: done}, "a2"},
+		{"empty transcript at Stop", "claude-code", &journal.EndPending{Transcript: p, TextSHA256: done}, "a1"},
+		{"text not there yet", "claude-code", &journal.EndPending{Transcript: p, After: "a1", TextSHA256: textHash("other")}, ""},
+		{"anchor never written", "claude-code", &journal.EndPending{Transcript: p, After: "zz", TextSHA256: done}, ""},
+		{"transcript gone", "claude-code", &journal.EndPending{Transcript: p + ".gone", TextSHA256: done}, ""},
+		{"no hash", "claude-code", &journal.EndPending{Transcript: p, After: "a1"}, ""},
+		{"another harness", "codex", &journal.EndPending{Transcript: p, After: "a1", TextSHA256: done}, ""},
+		{"nothing pending", "claude-code", nil, ""},
+	} {
+		if got := ResolveEnd(tc.harness, tc.p); got != tc.want {
+			t.Errorf("%s: ResolveEnd = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -229,11 +229,11 @@ func (r *run) handle(ctx context.Context, t *checkpoint.Tree, ev *Event, paths [
 			return
 		}
 		if r.h.end != nil {
-			end, err := r.h.end(ctx, ev)
+			end, pending, err := r.h.end(ctx, ev)
 			if err != nil {
 				r.problem("harness_end: %v", err)
 			}
-			hid.End = end
+			hid.End, hid.EndPending = end, pending
 		}
 		r.take(ctx, t, agent, checkpoint.ReasonTurnEnd, hid)
 	case SessionEnd:

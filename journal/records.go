@@ -106,6 +106,23 @@ type TurnEnded struct {
 	HarnessSession string `json:"harness_session,omitempty"`
 	HarnessTurn    string `json:"harness_turn,omitempty"`
 	HarnessEnd     string `json:"harness_end,omitempty"`
+	// HarnessEndPending is logged instead of HarnessEnd when the harness's
+	// transcript had not caught up with the turn when it ended: what a
+	// rollback needs to find the turn's end in it later.
+	HarnessEndPending *EndPending `json:"harness_end_pending,omitempty"`
+}
+
+// EndPending says where to find a turn's harness_end once the harness's
+// transcript has caught up (HARNESS-HOOKS.md 1.8: Claude Code writes it
+// asynchronously). Transcript is the transcript's path; After the uuid of
+// the last assistant entry it held when the turn ended ("" for none), so
+// the turn's end comes after it; TextSHA256 the hex SHA-256 of the turn's
+// last assistant message, trimmed of white space ("" when the harness did
+// not give it). The message itself is not stored.
+type EndPending struct {
+	Transcript string `json:"transcript"`
+	After      string `json:"after,omitempty"`
+	TextSHA256 string `json:"text_sha256,omitempty"`
 }
 
 // AgentRegistered records an agent's first capture in a tree and its

@@ -53,6 +53,9 @@ type Turn struct {
 	HarnessSession     string
 	HarnessTurn        string
 	HarnessEnd         string
+	// HarnessEndPending is set while HarnessEnd is not known yet
+	// (TurnEnded.HarnessEndPending).
+	HarnessEndPending *EndPending
 }
 
 // ID is the turn id t<n>.
@@ -227,7 +230,9 @@ func (s *State) apply(r Raw) error {
 				tt := a.Turns[i]
 				tt.EndSeq, tt.End, tt.Synthetic = r.Seq, t.Checkpoint, t.Synthetic
 				if t.HarnessEnd != "" {
-					tt.HarnessEnd = t.HarnessEnd
+					tt.HarnessEnd, tt.HarnessEndPending = t.HarnessEnd, nil
+				} else if t.HarnessEndPending != nil {
+					tt.HarnessEndPending = t.HarnessEndPending
 				}
 				if t.HarnessTurn != "" {
 					tt.HarnessTurn = t.HarnessTurn

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
@@ -111,7 +112,7 @@ func TestPlanIDAndDryRun(t *testing.T) {
 	}
 	// The same state and choices give the same id again.
 	res, err := f.plan("k1", rollback.Options{Restore: "files"})
-	if err != nil || seen[res.Plan] != (rollback.Options{Restore: "files"}) {
+	if err != nil || !reflect.DeepEqual(seen[res.Plan], rollback.Options{Restore: "files"}) {
 		t.Errorf("a second dry run gave %v, %v", res, err)
 	}
 }

@@ -36,6 +36,11 @@ type Options struct {
 	// Caller is "agent" when an agent's harness runs the command (RFC 11.4),
 	// else "person".
 	Caller string
+	// ResolveEnd, when set, finds a turn's harness_end that its harness
+	// could not resolve when the turn ended (journal.EndPending: Claude
+	// Code's transcript lagged); "" when it still cannot. The harness
+	// package provides it (harness.ResolveEnd).
+	ResolveEnd func(harness string, p *journal.EndPending) string
 }
 
 // File is one member of repos[].files (RFC 11.1): Change is create,
@@ -784,13 +789,18 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 			"the conversation of %s (%s) cannot be rewound to %s", a.ID, name, *target.Rec.ThroughTurn).
 			WithHint("--restore files restores the files and leaves a note for the agent")
 	}
-	if turn.HarnessEnd == "" || turn.HarnessSession == "" {
+	end := turn.HarnessEnd
+	if end == "" && turn.HarnessEndPending != nil && o.ResolveEnd != nil {
+		// The transcript lagged when the turn ended; it has had time since.
+		end = o.ResolveEnd(harness, turn.HarnessEndPending)
+	}
+	if end == "" || turn.HarnessSession == "" {
 		return c, nil, files("no_harness_id")
 	}
 	// The new session id is chosen once the plan id is known (compute), so
 	// the dry run shows the same resume command the real call returns.
 	return c, &journal.AgentBinding{Agent: a.ID, Harness: harness,
-		ForkSource: turn.HarnessSession, ForkAt: turn.HarnessEnd}, nil
+		ForkSource: turn.HarnessSession, ForkAt: end}, nil
 }
 
 // CanRewind reports whether a harness can continue a conversation from a

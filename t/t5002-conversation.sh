@@ -232,12 +232,14 @@ test_expect_success 'a fork with one turn of its own cannot rewind to its k1 (wh
 	test_json "$OUT/e.json" ".error.data.why == \"fork\""
 '
 
-test_expect_failure 'a harness_end the Stop could not resolve yet is resolved again at rollback time (issue 5)' '
+test_expect_success 'a harness_end the Stop could not resolve yet is resolved again at rollback time (issue 5)' '
 	session_repo lag &&
 	turn 1 &&
 	quiet_ev UserPromptSubmit-2.json && work 2 &&
 	sed -e "s|{{CWD}}|$REPO|g" -e "s|{{TRANSCRIPT}}|$TR|g" "$FIX/Stop-2.json" | git venom-hook claude-code 2>"$OUT/stop.err" &&
 	grep "harness_end" "$OUT/stop.err" &&
+	venom_log | grep "\"type\":\"turn.ended\"" | tail -n 1 >"$OUT/ended.json" &&
+	test_json "$OUT/ended.json" ".harness_end == null and .harness_end_pending.after == \"$U1\"" &&
 	cat "$FIX/transcript-2.jsonl" >>"$TR" &&
 	turn 3 &&
 	plan $(ended t2) >"$OUT/plan.json" &&

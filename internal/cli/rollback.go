@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/harness"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/rollback"
 )
@@ -97,7 +98,7 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		return err
 	}
 	o := rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
-		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller()}
+		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller(), ResolveEnd: harness.ResolveEnd}
 	res, err := rollback.Run(ctx, t, o)
 	if err != nil {
 		return err
