@@ -533,6 +533,20 @@ func (s *seq) walk() *disk {
 	if err != nil {
 		s.fatalf("walking the tree: %v", err)
 	}
+	if len(d.Nested) > 0 {
+		// A directory holding a .git is not a nested repository to git
+		// when the user's index tracks paths below it (a `git add -A` made
+		// while such paths were tracked adds the inner files as the outer
+		// repository's): git descends into it, and so do the capture and
+		// the rollback.
+		for _, p := range strings.Split(s.git("ls-files", "-z"), "\x00") {
+			for n := range d.Nested {
+				if strings.HasPrefix(p, n+"/") {
+					delete(d.Nested, n)
+				}
+			}
+		}
+	}
 	return d
 }
 
@@ -541,7 +555,7 @@ func (s *seq) walk() *disk {
 func (s *seq) candidates(d *disk) (regular, links, dirs []string) {
 	rs := s.rulesNow()
 	for p, f := range d.Files {
-		if p == ".gitignore" || d.nestedRoot(p) != "" || rs.matches(p) {
+		if p == ".gitignore" || d.nestedRoot(p) != "" || inGitDir(p) || rs.matches(p) {
 			continue
 		}
 		if f.Link {
@@ -551,7 +565,7 @@ func (s *seq) candidates(d *disk) (regular, links, dirs []string) {
 		}
 	}
 	for p := range d.Dirs {
-		if d.nestedRoot(p) != "" || rs.matches(p+"/x") {
+		if d.nestedRoot(p) != "" || inGitDir(p+"/") || rs.matches(p+"/x") {
 			continue
 		}
 		inner := false

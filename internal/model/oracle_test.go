@@ -121,6 +121,12 @@ func walkDisk(root string) (*disk, error) {
 	return d, err
 }
 
+// inGitDir reports whether p is in a directory named .git at any depth
+// (a nested repository's own, which git never adds).
+func inGitDir(p string) bool {
+	return strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/")
+}
+
 // nestedRoot returns the outermost nested repository p is in or is (""
 // when none).
 func (d *disk) nestedRoot(p string) string {
@@ -261,7 +267,7 @@ func expect(d *disk, ix index, rs rules, maxFile int64, nestedHead map[string]st
 	e := &expectation{Tree: treeMap{}, TooBig: map[string]bool{}, Submodules: map[string]string{}, Ignored: map[string]bool{}}
 	tracked := func(p string) bool { _, ok := ix[p]; return ok }
 	for p, f := range d.Files {
-		if n := d.nestedRoot(p); n != "" && !tracked(p) {
+		if n := d.nestedRoot(p); (n != "" || inGitDir(p)) && !tracked(p) {
 			continue // inside a nested repository: nothing of it is captured
 		}
 		if !tracked(p) && rs.matches(p) {

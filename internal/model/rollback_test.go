@@ -298,9 +298,9 @@ func (s *seq) blocked(cands []string, deletes map[string]bool, S, T treeMap, d *
 		if deletes[x] {
 			continue
 		}
-		bad := false
+		bad, free := false, false
 		parts := strings.Split(x, "/")
-		for i := 1; i < len(parts) && !bad; i++ {
+		for i := 1; i < len(parts) && !bad && !free; i++ {
 			q := strings.Join(parts[:i], "/")
 			st, ok := lst(q)
 			if !ok {
@@ -308,11 +308,13 @@ func (s *seq) blocked(cands []string, deletes map[string]bool, S, T treeMap, d *
 			}
 			if d.Nested[q] {
 				bad = true // a nested repository is never written into
-			} else if !st.IsDir() && !deletes[q] {
-				bad = true
+			} else if !st.IsDir() {
+				// A file or symlink the plan deletes leaves nothing below
+				// it (and lstat must not look through a symlink there).
+				bad, free = !deletes[q], deletes[q]
 			}
 		}
-		if !bad {
+		if !bad && !free {
 			if st, ok := lst(x); ok {
 				if !st.IsDir() {
 					se, inS := S[x]
