@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/harness"
+	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/rollback"
 )
