@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/venom-org/git-venom/checkpoint"
@@ -74,25 +75,34 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("the safety checkpoint %s holds the tree as it was: `git venom-plan %s --restore files`", res.Safety, res.Safety)
 	}
 
-	// Step 6: capture again and compare with what the plan expected. The
-	// capture starts from S's private index and re-reads the planned paths
-	// only, so verifying costs what the writes cost, not a second walk.
-	var paths []string
-	for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
-		paths = append(paths, c.Path)
-	}
+	// Step 6: capture again and compare with what the plan expected.
 	var after *checkpoint.Result
-	snap2, err := t.Repo.Recapture(ctx, p.snap, paths)
-	if err == nil {
-		defer plumbing.RemovePrivateIndex(snap2.Index)
-		after, err = t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
-			Snapshot: snap2, ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)})
+	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
+		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
+	if ap.rereadEnough(ctx) {
+		// Only the planned paths can differ from S: read them again from
+		// S's private index, so verifying costs what the writes cost.
+		var paths []string
+		for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
+			paths = append(paths, c.Path)
+		}
+		var snap2 *plumbing.Snapshot
+		snap2, err = t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
+		if err == nil {
+			defer plumbing.RemovePrivateIndex(snap2.Index)
+			tho.Snapshot = snap2
+			after, err = t.Take(ctx, tho)
+		} else if errors.Is(err, plumbing.ErrRereadNotEnough) {
+			after, err = t.Take(ctx, tho)
+		}
+	} else {
+		after, err = t.Take(ctx, tho)
 	}
 	exact := false
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint
 		ended.After = res.After
-		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree)
+		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, ap.headMoved || p.writesIgnoreRules())
 		if err != nil {
 			exact = false
 		}
@@ -137,6 +147,45 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	return &res, nil
 }
 
+// rereadEnough reports whether reading the planned paths again is a
+// capture of the tree after the rollback, as RFC 7.4 step 6 asks
+// (plumbing.Reread). It is not, and a full capture is taken, when what
+// Capture says of other paths may have changed: HEAD moved and the user's
+// index with it (a path it no longer tracks may now be ignored), the plan
+// wrote or removed a .gitignore (other untracked paths may now be ignored
+// or not), or a written path has a filter attribute (a smudge filter is a
+// program, and may have written elsewhere). A failure to ask counts as
+// not enough.
+func (ap *applier) rereadEnough(ctx context.Context) bool {
+	p := ap.plan
+	if ap.headMoved {
+		return false
+	}
+	if p.writesIgnoreRules() {
+		return false
+	}
+	var written []string
+	for _, c := range p.writes {
+		written = append(written, c.Path)
+	}
+	if len(written) == 0 {
+		return true
+	}
+	fp, err := p.tree.Repo.FilterPaths(ctx, written)
+	return err == nil && len(fp) == 0
+}
+
+// writesIgnoreRules reports whether the plan writes or removes a
+// .gitignore, which changes what a capture leaves out.
+func (p *plan) writesIgnoreRules() bool {
+	for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
+		if c.Path == ".gitignore" || strings.HasSuffix(c.Path, "/.gitignore") {
+			return true
+		}
+	}
+	return false
+}
+
 func ptrOf(target *string, current *string, rewinds bool) **string {
 	if rewinds {
 		return &target
@@ -145,8 +194,13 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 }
 
 // exact implements RFC 7.4 step 6: the after tree differs from S in exactly
-// the planned paths, each with T's entry (or removed).
-func (p *plan) exact(ctx context.Context, after string) (bool, error) {
+// the planned paths, each with T's entry (or removed). Where the capture's
+// rules themselves changed (flips: HEAD and the user's index moved, or the
+// plan wrote an ignore file), a path the rollback did not touch may come
+// into the after tree or leave it with its bytes unchanged on disk (it is
+// tracked or ignored now, and was not before); such an appearance or
+// disappearance is not a difference, but a changed entry still is.
+func (p *plan) exact(ctx context.Context, after string, flips bool) (bool, error) {
 	changes, err := p.tree.Repo.DiffTrees(ctx, string(p.snap.Tree), after)
 	if err != nil {
 		return false, err
@@ -162,9 +216,25 @@ func (p *plan) exact(ctx context.Context, after string) (bool, error) {
 	for _, path := range p.ignoredAtT {
 		vanish[path] = true
 	}
+	// A nested repository is never written (left gitlink), but how a
+	// capture records it follows the user's index: when HEAD moved back
+	// and the index with it, its gitlink may come or go with no file
+	// touched.
+	nested := map[string]bool{}
+	for _, l := range p.res.Repos[0].Left {
+		if l.Reason == "gitlink" {
+			nested[l.Path] = true
+		}
+	}
 	seen := 0
 	for _, c := range changes {
 		if vanish[c.Path] && c.DstMode == "000000" {
+			continue
+		}
+		if nested[c.Path] && (c.SrcMode == "160000" || c.DstMode == "160000") {
+			continue
+		}
+		if _, planned := want[c.Path]; !planned && flips && (c.SrcMode == "000000" || c.DstMode == "000000") {
 			continue
 		}
 		w, ok := want[c.Path]

@@ -1,0 +1,124 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrRereadNotEnough is Reread's answer when reading the paths again
+// would not be what Capture makes of them.
+var ErrRereadNotEnough = errors.New("reread: a path needs a full capture")
+
+// Reread makes a snapshot of the tree from an earlier one whose private
+// index was kept (Snapshot.Index), reading again only paths: the ones a
+// rollback just wrote or removed (RFC 7.4 step 6, "capture again"). It
+// decides each path as Capture would: absent, or present but ignored and
+// not tracked by the user's index, and it leaves the snapshot; otherwise
+// its bytes and mode are read again. One `git check-ignore` over the
+// present paths, one or two `git update-index` and one `git write-tree`:
+// a rollback's verification costs what its writes cost, not a second walk
+// of the tree (issue 3).
+//
+// It is a capture only while nothing else can have changed what Capture
+// would say of the other paths: the user's index and HEAD as they were for
+// prev, no ignore rule among paths, no smudge filter run for them. The
+// caller takes a full Capture otherwise. HEAD is read again. The returned
+// snapshot owns a new private index; prev's is left as it was. Errors are
+// git's, wrapped, or ErrRereadNotEnough when a path is one Capture treats
+// apart (a regular file over maxFileBytes, or one prev skipped): the
+// caller takes a full Capture then.
+func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFileBytes int64) (*Snapshot, error) {
+	if prev.Index == "" {
+		return nil, fmt.Errorf("reread: the previous capture kept no index")
+	}
+	skipped := map[string]bool{}
+	for _, s := range prev.Skipped {
+		skipped[s.Path] = true
+	}
+	for _, p := range paths {
+		if skipped[p] {
+			return nil, ErrRereadNotEnough
+		}
+		if maxFileBytes > 0 {
+			if st, err := os.Lstat(filepath.Join(r.WorkTree, filepath.FromSlash(p))); err == nil && st.Mode().IsRegular() && st.Size() > maxFileBytes {
+				return nil, ErrRereadNotEnough
+			}
+		}
+	}
+	idx, err := r.PrivateIndex("recapture")
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			RemovePrivateIndex(idx)
+		}
+	}()
+	if err := CopyKeepMtime(prev.Index, idx); err != nil {
+		return nil, fmt.Errorf("copying the private index: %w", err)
+	}
+	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, Index: idx}
+	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
+		return nil, err
+	}
+	var gone, present []string
+	for _, p := range paths {
+		if r.Exists(p) {
+			present = append(present, p)
+		} else {
+			gone = append(gone, p)
+		}
+	}
+	if len(present) > 0 {
+		// Ignored and untracked (check-ignore, run against the user's own
+		// index, never calls a tracked path ignored): Capture leaves it
+		// out, and so does this.
+		out, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(DotPaths(present)))}, "check-ignore", "-z", "--stdin")
+		if err != nil && !IsExit(err, 1) {
+			return nil, fmt.Errorf("checking ignore rules: %w", err)
+		}
+		ignored := map[string]bool{}
+		for _, p := range strings.Split(string(out), "\x00") {
+			if p != "" {
+				ignored[strings.TrimPrefix(p, "./")] = true
+			}
+		}
+		if len(ignored) > 0 {
+			kept := present[:0]
+			for _, p := range present {
+				if ignored[p] {
+					gone = append(gone, p)
+				} else {
+					kept = append(kept, p)
+				}
+			}
+			present = kept
+		}
+	}
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if len(gone) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(gone))},
+			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return nil, fmt.Errorf("removing paths from the private index: %w", err)
+		}
+	}
+	if len(present) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(present))},
+			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+			return nil, fmt.Errorf("updating the private index: %w", err)
+		}
+	}
+	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	if err != nil {
+		return nil, fmt.Errorf("writing the tree: %w", err)
+	}
+	snap.Tree = OID(tree)
+	ok = true
+	return snap, nil
+}
