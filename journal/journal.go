@@ -132,47 +132,58 @@ func (l *Log) appendLocked(entries []Entry) ([]int64, error) {
 	return seqs, nil
 }
 
-// lastRecord finds where the last complete line ends and that line's seq.
-// It reads backwards in chunks, so its cost does not grow with the log.
+// lastRecord finds where the last complete line ends (the torn line after
+// it is cut by the caller, DESIGN.md section 3) and the seq of the last
+// record, reading each line as Parse does: a blank line is skipped, so the
+// last record is the last complete line that is not blank, and a log of
+// blank lines only has none (seq 0). It reads backwards in chunks, so its
+// cost does not grow with the log, only with the blank lines at its end.
 func lastRecord(f *os.File, size int64) (end int64, seq int64, err error) {
-	if size == 0 {
-		return 0, 0, nil
-	}
 	const chunk = 64 << 10
-	var tail []byte
+	// buf holds the log's bytes from pos: up to size until the last newline
+	// is found, then up to the newline that ends the line being looked at.
+	var buf []byte
 	pos := size
+	end = -1
 	for {
+		if end < 0 {
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+				end = pos + int64(i) + 1
+				buf = buf[:i]
+			}
+		}
+		if end >= 0 {
+			for {
+				j := bytes.LastIndexByte(buf, '\n')
+				if j < 0 && pos > 0 {
+					break // the line starts before buf: read more
+				}
+				line := buf[j+1:]
+				if !blank(line) {
+					r, err := record(line)
+					if err != nil {
+						return 0, 0, fmt.Errorf("log record before offset %d is corrupt: %w", pos+int64(len(buf)), err)
+					}
+					return end, r.Seq, nil
+				}
+				if j < 0 {
+					return end, 0, nil // blank lines only
+				}
+				buf = buf[:j]
+			}
+		} else if pos == 0 {
+			return 0, 0, nil // no newline: empty, or only a torn line
+		}
 		n := int64(chunk)
 		if pos < n {
 			n = pos
 		}
 		pos -= n
-		b := make([]byte, n)
+		b := make([]byte, n, n+int64(len(buf)))
 		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
 			return 0, 0, fmt.Errorf("reading the log: %w", err)
 		}
-		tail = append(b, tail...)
-		// The complete part ends at the last newline.
-		i := bytes.LastIndexByte(tail, '\n')
-		if i >= 0 {
-			complete := tail[:i]
-			j := bytes.LastIndexByte(complete, '\n')
-			if j >= 0 || pos == 0 {
-				line := complete[j+1:]
-				var h struct {
-					Seq int64 `json:"seq"`
-				}
-				if err := json.Unmarshal(line, &h); err != nil {
-					return 0, 0, fmt.Errorf("log record before offset %d is corrupt: %w", pos+int64(i), err)
-				}
-				return pos + int64(i) + 1, h.Seq, nil
-			}
-		} else if pos == 0 {
-			return 0, 0, nil // only a torn line
-		}
-		if pos == 0 {
-			return 0, 0, nil
-		}
+		buf = append(b, buf...)
 	}
 }
 
@@ -202,24 +213,38 @@ func Parse(data []byte) (recs []Raw, torn bool, err error) {
 		line := data[:i]
 		data = data[i+1:]
 		lineNo++
-		if len(bytes.TrimSpace(line)) == 0 {
+		if blank(line) {
 			continue
 		}
-		r, ok := header(line)
-		if !ok {
-			// Not the shape Append writes (edited by hand, or another
-			// writer): the general decoder reads it, or says why not.
-			if err := json.Unmarshal(line, &r); err != nil {
-				return nil, false, fmt.Errorf("log line %d: %w", lineNo, err)
-			}
-		}
-		if r.Type == "" {
-			return nil, false, fmt.Errorf("log line %d: record has no type", lineNo)
+		r, err := record(line)
+		if err != nil {
+			return nil, false, fmt.Errorf("log line %d: %w", lineNo, err)
 		}
 		r.Line = append(json.RawMessage(nil), line...)
 		recs = append(recs, r)
 	}
 	return recs, false, nil
+}
+
+// blank reports whether a complete line of the log holds no record: readers
+// skip it, and the append path looks past it for the last record.
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// record reads the header of a line that is not blank, as both the readers
+// and the append path do. Line is left unset.
+func record(line []byte) (Raw, error) {
+	r, ok := header(line)
+	if !ok {
+		// Not the shape Append writes (edited by hand, or another
+		// writer): the general decoder reads it, or says why not.
+		if err := json.Unmarshal(line, &r); err != nil {
+			return Raw{}, err
+		}
+	}
+	if r.Type == "" {
+		return Raw{}, errors.New("record has no type")
+	}
+	return r, nil
 }
 
 func syncDir(dir string) {
