@@ -107,12 +107,12 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	if !o.Locked {
 		al, err := journal.WaitLock(ctx, t.Log.LockPath(AgentLock(o.Agent)), true)
 		if err != nil {
-			return nil, t.fail(o, nil, nil, err)
+			return nil, t.fail(o, nil, nil, nil, err)
 		}
 		defer al.Unlock()
 		tl, err := journal.WaitLock(ctx, t.Log.LockPath(TreeLock(t.Path())), false)
 		if err != nil {
-			return nil, t.fail(o, nil, nil, err)
+			return nil, t.fail(o, nil, nil, nil, err)
 		}
 		defer tl.Unlock()
 	}
@@ -145,7 +145,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		var err error
 		snap, err = t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
 		if err != nil {
-			return nil, t.fail(o, pre, post, err)
+			return nil, t.fail(o, pre, post, turn, err)
 		}
 	}
 	at := journal.Timestamp(journal.Now())
@@ -182,7 +182,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		rec.Checkpoint = refs.ID(n)
 		commit, err := t.Repo.CommitTree(ctx, snap.Tree, snap.Head, commitMessage(rec))
 		if err != nil {
-			return nil, t.fail(o, pre, post, err)
+			return nil, t.fail(o, pre, post, turn, err)
 		}
 		failpoint.Hit("capture.commit-made")
 		err = t.Repo.CreateRef(ctx, refs.Checkpoint(o.Agent, n), commit, "venom checkpoint "+o.Agent+"/"+rec.Checkpoint)
@@ -210,7 +210,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 				continue
 			}
 		}
-		return nil, t.fail(o, pre, post, err)
+		return nil, t.fail(o, pre, post, turn, err)
 	}
 	failpoint.Hit("capture.ref-created")
 	rec.Repos = []journal.RepoState{repo}
@@ -319,20 +319,13 @@ func setCheckpoint(es []journal.Entry, id string) {
 
 // fail logs checkpoint.failed (with the turn records, so a failed
 // turn_start still opens its turn and the window becomes a gap, RFC 3.1)
-// and returns the RFC error for err.
-func (t *Tree) fail(o TakeOptions, pre, post []journal.Entry, err error) error {
+// and returns the RFC error for err. turn is the turn the capture belongs
+// to (turnRecords, RFC 3 and 3.3), the same a capture that succeeded would
+// record: the open turn for a capture other than turn_start or turn_end.
+// It is nil when the capture failed before the log was read (waiting for a
+// lock), and then the record names no turn.
+func (t *Tree) fail(o TakeOptions, pre, post []journal.Entry, turn *string, err error) error {
 	e := classify(t, err)
-	var turn *string
-	for _, x := range append(append([]journal.Entry(nil), pre...), post...) {
-		switch b := x.Body.(type) {
-		case *journal.TurnStarted:
-			turn = strp(b.Turn)
-		case *journal.TurnEnded:
-			if !b.Synthetic {
-				turn = strp(b.Turn)
-			}
-		}
-	}
 	rec := journal.Failed{Agent: o.Agent, Reason: o.Reason, Code: e.Code, Message: e.Message, Turn: turn, Repo: ".", Path: t.Path()}
 	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointFailed, Body: rec}), post...)
 	if _, lerr := t.Log.Append(entries...); lerr != nil {
