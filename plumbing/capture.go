@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/venom-org/git-venom/internal/failpoint"
@@ -545,13 +546,14 @@ func (r *Repo) skipWorktree(paths []string) (skips []Skip, present bool) {
 }
 
 // describeNested reads a nested repository's or submodule's HEAD and
-// whether its own status is clean. A nested repository with no commit has
-// Commit nil and is dirty.
+// whether its own status is clean, for RFC 4.2 submodules[]. A nested
+// repository with no commit, or that cannot be read, has Commit nil and is
+// dirty. rel may hold any byte but NUL: the repository is named to git by
+// its path (nestedAt), never by a path git prints back.
 func (r *Repo) describeNested(ctx context.Context, rel string) Submodule {
 	sm := Submodule{Path: rel, Dirty: true}
-	dir := filepath.Join(r.WorkTree, rel)
-	n, err := r.ForDir(ctx, dir)
-	if err != nil || n.WorkTree != filepath.Clean(dir) {
+	n := r.nestedAt(ctx, filepath.Join(r.WorkTree, rel))
+	if n == nil {
 		return sm
 	}
 	if head, _, err := n.HeadState(ctx); err == nil && head != "" {
@@ -561,6 +563,65 @@ func (r *Repo) describeNested(ctx context.Context, rel string) Submodule {
 		sm.Dirty = err != nil || len(out) > 0
 	}
 	return sm
+}
+
+// nestedAt returns a runner for the repository whose work tree is dir, a
+// directory status reported as a nested repository or a submodule, or nil
+// when dir is no longer a directory, has no .git, or git will not read it.
+// The usual case starts no git: git is given dir and
+// dir/.git (a directory, or a gitfile such as a submodule's) as GIT_WORK_TREE
+// and GIT_DIR, so no path has to be read back from git's output, where a
+// name with a newline would not survive. Naming GIT_DIR skips git's check
+// of who owns a repository it discovers (safe.directory), so that is done
+// only when dir and its .git belong to the owner of this tree, which git
+// accepted when it found this one; a nested repository of another owner, or
+// a .git that is a symlink, is found by discovery from dir (ForDir) as
+// before, and git decides whether to read it. CommonDir is left unset: the
+// runner is only asked about HEAD and status.
+func (r *Repo) nestedAt(ctx context.Context, dir string) *Repo {
+	dfi, err := os.Lstat(dir)
+	if err != nil || !dfi.IsDir() {
+		return nil // gone, or no longer a directory, since status
+	}
+	gitDir := filepath.Join(dir, ".git")
+	gfi, err := os.Lstat(gitDir)
+	if err != nil {
+		return nil
+	}
+	if (gfi.IsDir() || gfi.Mode().IsRegular()) && sameOwner(r.WorkTree, dfi, gfi) {
+		return &Repo{Git: r.Git, WorkTree: dir, GitDir: gitDir, baseEnv: r.baseEnv, trace: r.trace}
+	}
+	n, err := r.ForDir(ctx, dir)
+	if err != nil || n.WorkTree != filepath.Clean(dir) {
+		return nil
+	}
+	return n
+}
+
+// sameOwner reports whether the files fis describe are all owned by the
+// owner of top. It is false when the system does not say.
+func sameOwner(top string, fis ...os.FileInfo) bool {
+	owner := func(fi os.FileInfo) (uint32, bool) {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return 0, false
+		}
+		return st.Uid, true
+	}
+	tfi, err := os.Stat(top)
+	if err != nil {
+		return false
+	}
+	want, ok := owner(tfi)
+	if !ok {
+		return false
+	}
+	for _, fi := range fis {
+		if uid, ok := owner(fi); !ok || uid != want {
+			return false
+		}
+	}
+	return true
 }
 
 // Identity is the fixed author and committer of checkpoint commits (RFC 4.1

@@ -1,0 +1,105 @@
+package plumbing_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/venom-org/git-venom/internal/gittest"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// TestNestedRepositoryNamesWithAnyByte: a nested repository is reported in
+// RFC 4.2 submodules[] with its HEAD and whether it is clean whatever bytes
+// but NUL its path holds, a newline included, as a directory or behind a
+// gitfile (D7 in internal/model/regress_test.go); each nested repository
+// costs two git children (HEAD, then status), none to find it.
+func TestNestedRepositoryNamesWithAnyByte(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("file.txt", "v1\n")
+	r.Commit("init")
+
+	commit := func(n *gittest.Repo, path, content string) string {
+		n.Write(path, content)
+		n.Git("add", path)
+		n.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "c")
+		return n.Line("rev-parse", "HEAD")
+	}
+	str := func(s string) *string { return &s }
+	var subs []plumbing.Submodule
+	for _, p := range []string{"a\nb", "\n", "deep\n/x\ny\n", " lead and trail ", "tab\there", "quote\"back\\slash"} {
+		n := nested(t, r.Path(p))
+		subs = append(subs, plumbing.Submodule{Path: p, Commit: str(commit(n, "f\nx", "1\n"))})
+	}
+	d := nested(t, r.Path("dirty\nclone"))
+	subs = append(subs, plumbing.Submodule{Path: "dirty\nclone", Commit: str(commit(d, "f", "1\n")), Dirty: true})
+	d.Write("f", "2\n")
+	u := nested(t, r.Path("un\nborn"))
+	u.Write("z", "z\n")
+	subs = append(subs, plumbing.Submodule{Path: "un\nborn", Dirty: true})
+	// A .git file naming a git directory whose path holds a newline too.
+	sep := filepath.Join(t.TempDir(), "sep\n.git")
+	g := nested(t, r.Path("git\nfile"), "--separate-git-dir", sep)
+	subs = append(subs, plumbing.Submodule{Path: "git\nfile", Commit: str(commit(g, "g", "g\n"))})
+
+	snap, trace := tracedCapture(t, r, plumbing.CaptureOptions{})
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Path < subs[j].Path })
+	if !reflect.DeepEqual(snap.Submodules, subs) {
+		t.Errorf("submodules:\n got %q\nwant %q", subString(snap.Submodules), subString(subs))
+	}
+	assertTree(t, r, snap.Tree, map[string]want{"file.txt": file("v1\n")})
+	born := len(subs) - 1
+	if got := runs(trace, "--untracked-files=normal"); got != born {
+		t.Errorf("%d nested status children, want %d\n%s", got, born, trace)
+	}
+	if got := runs(trace, "symbolic-ref"); got != 1 {
+		t.Errorf("%d symbolic-ref children, want 1 (the unborn one)\n%s", got, trace)
+	}
+}
+
+// TestNestedRepositoryOfAnotherOwner: a nested repository that another user
+// owns is not read by naming its git directory, which would skip git's
+// safe.directory check: it is found by discovery, and git refuses it, so it
+// is reported as unreadable (commit null, dirty), not entered.
+func TestNestedRepositoryOfAnotherOwner(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("giving a directory to another user needs root")
+	}
+	r := gittest.New(t)
+	r.Write("file.txt", "v1\n")
+	r.Commit("init")
+	n := nested(t, r.Path("theirs"))
+	n.Write("f", "1\n")
+	n.Git("add", "f")
+	n.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "c")
+	const nobody = 65534
+	err := filepath.Walk(n.Dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(n.Dir, func(p string, _ os.FileInfo, err error) error {
+			if err == nil {
+				os.Lchown(p, 0, 0)
+			}
+			return nil
+		})
+	})
+	snap, trace := tracedCapture(t, r, plumbing.CaptureOptions{})
+	subs := []plumbing.Submodule{{Path: "theirs", Dirty: true}}
+	if !reflect.DeepEqual(snap.Submodules, subs) {
+		t.Errorf("submodules %q, want %q", subString(snap.Submodules), subString(subs))
+	}
+	if got := runs(trace, "--untracked-files=normal"); got != 0 {
+		t.Errorf("git status ran in the other user's repository\n%s", trace)
+	}
+}
