@@ -157,12 +157,31 @@ type RollbackEnded struct {
 	Path       string   `json:"path"`
 }
 
-// Edit records paths an edit tool wrote during an agent's open turn.
+// Edit records paths an edit tool wrote during an agent's open turn (the
+// edit tool calls of RFC 7.3). Paths are relative to the top of the tree
+// Path, and any bytes but NUL, as git's: a record with a path that is not
+// valid UTF-8 also carries "paths_bytes", every path's bytes in base64 in
+// the order of "paths" (plumbing.MarshalPathsBytes), and is read back from
+// it. A record whose paths are all UTF-8 has exactly the shape above.
 type Edit struct {
 	Agent string   `json:"agent"`
 	Turn  string   `json:"turn"`
 	Paths []string `json:"paths"`
 	Path  string   `json:"path"`
+}
+
+// MarshalJSON writes the edit record (RFC 7.3), plus paths_bytes when a
+// path is not valid UTF-8. Edited embeds Edit and so inherits this and
+// UnmarshalJSON: encoding one writes the record without its Seq.
+func (e Edit) MarshalJSON() ([]byte, error) {
+	type plain Edit
+	return plumbing.MarshalPathsBytes(plain(e), e.Paths)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Edit) UnmarshalJSON(b []byte) error {
+	type plain Edit
+	return plumbing.UnmarshalPathsBytes(b, (*plain)(e), func(v *plain) *[]string { return &v.Paths })
 }
 
 // NotePending is a note the agent's next prompt-submit hook prints once
