@@ -142,12 +142,12 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.Out, "  ended %s first: its turn_end never came (an interrupt?), so its window is a gap\n", res.Ended)
 	}
 	if t.Path() != cwd() {
-		fmt.Fprintf(e.Out, "  the whole tree %s was captured\n", t.Path())
+		fmt.Fprintf(e.Out, "  the whole tree %s was captured\n", quotePath(t.Path()))
 	}
 	for _, r := range c.Repos {
 		for _, s := range r.Skipped {
 			if s.Reason == "too_big" {
-				fmt.Fprintf(e.Out, "  skipped %s (%s, %s)\n", s.Path, s.Reason, humanBytes(s.Bytes))
+				fmt.Fprintf(e.Out, "  skipped %s (%s, %s)\n", quotePath(s.Path), s.Reason, humanBytes(s.Bytes))
 			}
 		}
 		if n := countReason(r.Skipped, "skip_worktree"); n > 0 {
@@ -162,7 +162,7 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 			if s.Dirty {
 				dirty = ", dirty"
 			}
-			fmt.Fprintf(e.Out, "  nested repository %s at %s%s (not captured inside)\n", s.Path, c, dirty)
+			fmt.Fprintf(e.Out, "  nested repository %s at %s%s (not captured inside)\n", quotePath(s.Path), c, dirty)
 		}
 	}
 	return nil

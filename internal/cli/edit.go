@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/plumbing"
 )
 
 const editUsage = "git venom-checkpoint edit --path <path>... [--agent <id>] [--json]"
@@ -18,6 +19,13 @@ type editOutput struct {
 	Turn  *string  `json:"turn"`
 	Paths []string `json:"paths"`
 	Path  string   `json:"path"`
+}
+
+// MarshalJSON adds paths_bytes when a path is not valid UTF-8, as the
+// record does (journal.Edit).
+func (o editOutput) MarshalJSON() ([]byte, error) {
+	type plain editOutput
+	return plumbing.MarshalPathsBytes(plain(o), o.Paths)
 }
 
 // checkpointEdit records that an edit tool wrote the given paths during the
@@ -69,7 +77,7 @@ func checkpointEdit(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.Out, "recorded an edit of %d path(s) by %s %s\n", len(rec.Paths), id, where)
 	for _, p := range rec.Paths {
-		fmt.Fprintf(e.Out, "  %s\n", p)
+		fmt.Fprintf(e.Out, "  %s\n", quotePath(p))
 	}
 	return nil
 }

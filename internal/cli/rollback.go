@@ -148,13 +148,13 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	if len(outside) > 0 {
 		fmt.Fprintln(e.Out, "\nchanged outside the agent's turns (a person, or a gap):")
 		for _, f := range outside {
-			fmt.Fprintf(e.Out, "  ! %-7s %s\n", f.Change, f.Path)
+			fmt.Fprintf(e.Out, "  ! %-7s %s\n", f.Change, quotePath(f.Path))
 		}
 	}
 	if len(rest) > 0 {
 		fmt.Fprintln(e.Out, "\nfiles:")
 		for _, f := range rest {
-			fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, f.Path)
+			fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, quotePath(f.Path))
 		}
 	}
 	if len(r.Files) == 0 {
@@ -173,7 +173,7 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 			if l.Detail != "" {
 				d = " (" + l.Detail + ")"
 			}
-			fmt.Fprintf(e.Out, "  ! %s%s\n", l.Path, d)
+			fmt.Fprintf(e.Out, "  ! %s%s\n", quotePath(l.Path), d)
 		}
 	}
 	if len(r.Left) > len(kept) {
@@ -186,11 +186,11 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 			if l.Detail != "" {
 				d = " (" + l.Detail + ")"
 			}
-			fmt.Fprintf(e.Out, "    %-19s %s%s\n", l.Reason, l.Path, d)
+			fmt.Fprintf(e.Out, "    %-19s %s%s\n", l.Reason, quotePath(l.Path), d)
 		}
 	}
 	if len(r.IgnoredEdits) > 0 {
-		fmt.Fprintf(e.Out, "\nedited by the agent but ignored, so not restorable: %s\n", strings.Join(r.IgnoredEdits, ", "))
+		fmt.Fprintf(e.Out, "\nedited by the agent but ignored, so not restorable: %s\n", strings.Join(quotePaths(r.IgnoredEdits), ", "))
 	}
 	fmt.Fprintln(e.Out)
 	switch {
@@ -241,16 +241,16 @@ func printRollback(e *env, res *rollback.Result) {
 	}
 	fmt.Fprintln(e.Out)
 	for _, f := range r.Files {
-		fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, f.Path)
+		fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, quotePath(f.Path))
 	}
 	for _, l := range r.Left {
-		fmt.Fprintf(e.Out, "    left    %-19s %s\n", l.Reason, l.Path)
+		fmt.Fprintf(e.Out, "    left    %-19s %s\n", l.Reason, quotePath(l.Path))
 	}
 	conv := r.Converted
 	switch {
 	case len(conv) > 0:
 		fmt.Fprintf(e.Out, "not byte for byte: %d file(s) went through an end-of-line conversion or a filter, so their bytes may differ from what was captured: %s\n",
-			len(conv), strings.Join(conv, ", "))
+			len(conv), strings.Join(quotePaths(conv), ", "))
 	case res.Exact != nil && !*res.Exact && res.After == "":
 		fmt.Fprintln(e.Out, "warning: the rollback's own checkpoint could not be taken, so the result is not verified")
 	case res.Exact != nil && !*res.Exact:

@@ -63,7 +63,7 @@ func checkpointShow(ctx context.Context, e *env, args []string) error {
 	if out.Label != "" {
 		fmt.Fprintf(e.Out, "label:        %s\n", out.Label)
 	}
-	fmt.Fprintf(e.Out, "tree:         %s\n", r.Path)
+	fmt.Fprintf(e.Out, "tree:         %s\n", quotePath(r.Path))
 	fmt.Fprintf(e.Out, "commit:       %s\n", r.Commit)
 	fmt.Fprintf(e.Out, "head:         %s", orDash(r.Head))
 	if r.Branch != "" {
@@ -84,7 +84,7 @@ func printFiles(e *env, files []checkpoint.FileDiff) {
 		if f.Binary {
 			stat = "binary"
 		}
-		fmt.Fprintf(e.Out, "  %-6s %-12s %s\n", f.Change, stat, f.Path)
+		fmt.Fprintf(e.Out, "  %-6s %-12s %s\n", f.Change, stat, quotePath(f.Path))
 	}
 }
 
