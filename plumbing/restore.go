@@ -282,6 +282,120 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 	return res, nil
 }
 
+// OutOfReach reports which of paths git cannot take as a pathspec in the
+// work tree now, each with the outermost leading directory in the way (RFC
+// 7.3, for the plan's ignored_edits):
+//
+//   - below a symlink in the work tree: git never looks beyond one, and
+//     check-ignore, add and the like die with "pathspec '<p>' is beyond a
+//     symbolic link";
+//   - below a gitlink the index holds, at any stage: the nested repository
+//     is its own, and they die with "Pathspec '<p>' is in submodule '<g>'".
+//
+// No path below either is in a tree a capture writes (RFC 4: a nested
+// repository is recorded beside the tree, never written by a rollback). A command given
+// such a path on --stdin dies on it and answers nothing for the rest, so a
+// caller leaves them out first.
+//
+// The symlink test is git's own: an lstat of each leading directory, from
+// the root down (has_symlink_leading_path in git's symlinks.c), each
+// directory once. The gitlinks are git's answer: one `git ls-files -s -v -z`
+// (one per 64 KiB of arguments) whose pathspecs match the leading
+// directories above any symlink themselves and nothing below them
+// (exactPathspec), so what git prints, and what is parsed here, follows the
+// number of paths, not the size of the index. Paths are slash-separated and
+// relative to the root; a path with no '/' is always in reach.
+func (r *Repo) OutOfReach(ctx context.Context, paths []string) (map[string]string, error) {
+	link := map[string]bool{}   // leading directory: whether it is a symlink
+	stop := map[string]string{} // path: its first leading directory that is a symlink
+	asked := map[string]bool{}  // leading directories above any symlink, to ask the index about
+	var dirs []string           // the same, each once, in order
+	for _, p := range paths {
+		for i := strings.IndexByte(p, '/'); i > 0; i = nextSlash(p, i) {
+			d := p[:i]
+			is, ok := link[d]
+			if !ok {
+				st, err := os.Lstat(filepath.Join(r.WorkTree, filepath.FromSlash(d)))
+				is = err == nil && st.Mode()&os.ModeSymlink != 0
+				link[d] = is
+			}
+			if is {
+				stop[p] = d
+				break
+			}
+			if !asked[d] {
+				asked[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	gitlinks := map[string]bool{}
+	for len(dirs) > 0 {
+		args := []string{"ls-files", "-s", "-v", "-z", "--"}
+		for size := 0; len(dirs) > 0 && size < 64<<10; dirs = dirs[1:] {
+			spec := exactPathspec(dirs[0])
+			args = append(args, spec)
+			size += len(spec) + 1
+		}
+		out, err := r.Run(ctx, Options{}, args...)
+		if err != nil {
+			return nil, fmt.Errorf("listing gitlinks above the paths: %w", err)
+		}
+		entries, err := ParseLsFiles(out)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			// A glob is also matched as a literal prefix first (git's
+			// match_pathspec_item), so a name that spells a pattern can
+			// come back too: only the directories asked about count.
+			if e.Mode == "160000" && asked[e.Path] {
+				gitlinks[e.Path] = true
+			}
+		}
+	}
+	res := map[string]string{}
+	for _, p := range paths {
+		for i := strings.IndexByte(p, '/'); i > 0; i = nextSlash(p, i) {
+			if d := p[:i]; gitlinks[d] || stop[p] == d {
+				res[p] = d
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// nextSlash returns the index of the next '/' in p after i, or -1.
+func nextSlash(p string, i int) int {
+	j := strings.IndexByte(p[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// exactPathspec is a pathspec that matches the path p itself, from the top
+// of the tree, and nothing below it. A literal pathspec names a directory
+// and everything in it; a glob does not reach below its end, since its
+// wildcards never match a '/' (wildmatch with WM_PATHNAME). So p goes in
+// as a glob whose last byte is a one-byte class, escaped inside it, and
+// whose other bytes that wildmatch reads as special (* ? [ \) are escaped.
+func exactPathspec(p string) string {
+	var b strings.Builder
+	b.WriteString(":(top,glob)")
+	for i := 0; i < len(p)-1; i++ {
+		if strings.IndexByte(`*?[\`, p[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	b.WriteString(`[\`)
+	b.WriteByte(p[len(p)-1])
+	b.WriteByte(']')
+	return b.String()
+}
+
 // DotPaths prefixes each path with "./" for commands that read paths as
 // pathspecs and refuse every magic, :(literal) included (check-ignore): a
 // pathspec is magic only when it starts with ':', so "./:!a" names the file

@@ -676,6 +676,16 @@ func short(s string) string {
 
 // ignoredEdits lists paths edit records named since the target that are
 // ignored now, so the rollback cannot restore them (RFC 11.1, CASES BR-07).
+//
+// A path now inside a gitlink or beyond a symlink (a directory the agent
+// edited in became one later) is not listed: no path there is in the tree
+// a capture writes. A nested repository is its own, recorded beside the tree
+// and never written by a rollback (RFC 4, RFC 7.4 reason gitlink), and git
+// never looks beyond a symlink; so such an edit is no ignored file of this
+// tree that the rollback leaves unrestored. check-ignore would die on the
+// first such path and fail every plan (D6, D9 in internal/model), so these
+// are left out before it runs, by git's own tests (plumbing's OutOfReach).
+// The cost follows the number of edited paths, not the size of the tree.
 func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, target *journal.Saved) ([]string, error) {
 	seen := map[string]bool{}
 	var paths []string
@@ -689,6 +699,19 @@ func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, tar
 				paths = append(paths, p)
 			}
 		}
+	}
+	if len(paths) > 0 {
+		away, err := t.Repo.OutOfReach(ctx, paths)
+		if err != nil {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "ls-files"}, "checking ignored edits")
+		}
+		kept := paths[:0]
+		for _, p := range paths {
+			if _, ok := away[p]; !ok {
+				kept = append(kept, p)
+			}
+		}
+		paths = kept
 	}
 	if len(paths) == 0 {
 		return []string{}, nil
