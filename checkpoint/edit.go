@@ -38,8 +38,9 @@ import (
 // The wait for that lock is bounded by venom.checkpoints.timeout.
 //
 // Errors: invalid_params.agent for a bad agent id; invalid_params.path when
-// no path is given or any path is outside the tree or inside a .git
-// directory (nothing is recorded then; data.paths lists the refused ones);
+// no path is given or any path is outside the tree, inside a .git
+// directory or beyond a symlink in a loop (RelPath; nothing is recorded
+// then; data.paths lists the refused ones);
 // timeout.checkpoint when a capture held the lock past the timeout;
 // failed.internal when the log cannot be read or written.
 func (t *Tree) RecordEdit(ctx context.Context, agent string, paths []string) (*journal.Edit, error) {
@@ -107,13 +108,17 @@ func (t *Tree) RecordEdit(ctx context.Context, agent string, paths []string) (*j
 }
 
 // RelPath maps p (absolute, or relative to the tree's root) to the
-// slash-separated path git would use for it in this tree. The directories
-// above p are resolved through symlinks (the tree's own path is canonical,
-// and a harness may spell it another way, /tmp for /private/tmp); p's last
-// component is not, since git tracks a symlink as itself. A path outside
-// the tree, the root itself, or a path with a .git component (a repository's
-// own files, never part of a tree) is invalid_params.path with data
-// {path, tree, why: outside|root|git_dir}.
+// slash-separated path git would use for it in this tree (RFC 7.3: the
+// paths an edit call names). The directories above p are resolved through
+// symlinks (the tree's own path is canonical, and a harness may spell it
+// another way, /tmp for /private/tmp), dangling ones included, by the text
+// they hold; p's last component is not, since git tracks a symlink as
+// itself. So no directory above an accepted path is a symlink: git never
+// looks beyond one (D9 in internal/model). A path outside the tree (through
+// a symlink too, dangling or not), the root itself, a path with a .git
+// component (a repository's own files, never part of a tree), or a path
+// beyond a symlink that does not resolve (a loop) is invalid_params.path
+// with data {path, tree, why: outside|root|git_dir|symlink}.
 func (t *Tree) RelPath(p string) (string, error) {
 	abs := p
 	if !filepath.IsAbs(abs) {
@@ -130,32 +135,71 @@ func (t *Tree) RelPath(p string) (string, error) {
 	if rel == "." {
 		return "", refuse("root", "'%s' is the working tree itself, not a file in it", p)
 	}
-	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+	parts := strings.Split(rel, string(filepath.Separator))
+	for _, c := range parts {
 		if strings.EqualFold(c, ".git") {
 			return "", refuse("git_dir", "'%s' is inside a .git directory, not the working tree", p)
+		}
+	}
+	// Only a symlink resolveParents could not follow is left above the
+	// path: one in a loop, or one made since.
+	dir := t.Path()
+	for i, c := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, c)
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() {
+			if err == nil && st.Mode()&os.ModeSymlink != 0 {
+				return "", refuse("symlink", "'%s' is beyond the symlink '%s', which does not resolve", p, strings.Join(parts[:i+1], "/"))
+			}
+			break
 		}
 	}
 	return filepath.ToSlash(rel), nil
 }
 
+// maxLinks bounds the dangling symlinks resolveParents follows for one
+// path, as the kernel bounds a lookup (ELOOP).
+const maxLinks = 40
+
 // resolveParents resolves symlinks in the longest existing directory above
 // the clean absolute path p and joins the rest back on. Components that do
 // not exist cannot be symlinks, so this gives one spelling for a deleted
-// file and a new one alike.
+// file and a new one alike. A dangling symlink, which EvalSymlinks cannot
+// resolve, is followed by the text it holds, read relative to its own
+// resolved directory and cleaned: the spelling the path would have if its
+// target were made. One in a loop is left as it is.
 func resolveParents(p string) string {
-	dir, rest := filepath.Dir(p), filepath.Base(p)
-	for {
-		// Any error (missing, not a directory, no permission) moves up:
-		// the first directory that resolves fixes the spelling.
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
+	for hops := 0; ; hops++ {
+		dir, rest := filepath.Dir(p), filepath.Base(p)
+		next := ""
+		for {
+			// Any error (missing, not a directory, no permission, a
+			// dangling symlink) moves up: the first directory that
+			// resolves fixes the spelling.
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				return filepath.Join(r, rest)
+			}
+			if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 && hops < maxLinks {
+				if target, err := os.Readlink(dir); err == nil {
+					if !filepath.IsAbs(target) {
+						base := filepath.Dir(dir)
+						if r, err := filepath.EvalSymlinks(base); err == nil {
+							base = r
+						}
+						target = filepath.Join(base, target)
+					}
+					next = filepath.Join(target, rest)
+					break
+				}
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				return p
+			}
+			rest = filepath.Join(filepath.Base(dir), rest)
+			dir = parent
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
+		p = next
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 
 // FuzzRelPath checks the edit record's path check (Tree.RelPath, issue 6)
 // on a tree with symlinks that stay inside it, one that leads out, one to
-// its parent, one to the filesystem root, one dangling out, and a .git:
+// its parent, one to the filesystem root, one dangling out (absolute and
+// relative), one dangling inside, a loop, and a .git:
 //
 //   - an accepted path is relative, slash-separated, clean (no "", "." or
 //     ".." component), not the root, has no .git component, and, where its
@@ -22,7 +23,9 @@ import (
 //   - cleaning never changes the answer: a rejected path is never accepted
 //     once cleaned, and the other way round;
 //   - whatever leads out of the tree (an absolute path elsewhere, "..", a
-//     symlink that resolves outside) is rejected.
+//     symlink that resolves outside, dangling or not) is rejected;
+//   - git never looks beyond a symlink, so no directory above an accepted
+//     path is one (D9 in internal/model).
 //
 // Seeds are in testdata/fuzz/FuzzRelPath.
 func FuzzRelPath(f *testing.F) {
@@ -48,6 +51,9 @@ func FuzzRelPath(f *testing.F) {
 		"abs":  "/",
 		"self": ".",
 		"dl":   outside + "/missing",
+		"du":   "../missing",
+		"dm":   "a/new",
+		"loop": "loop",
 		"a/bk": "../a",
 	} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
@@ -58,7 +64,8 @@ func FuzzRelPath(f *testing.F) {
 
 	for _, s := range []string{"a/f", "in/b/new", "out/x", "dl/x", "up/x", "abs/etc/passwd", "../x", "a/../../x",
 		"/etc/passwd", "", ".", ".git/config", "A/.GIT/x", "self/self/a", "a//b/", "sub dir/n\xff", "in/../a/f",
-		outside + "/x", root + "/a/b", "a/bk/f", "-dash", ":colon"} {
+		outside + "/x", root + "/a/b", "a/bk/f", "-dash", ":colon", "du/x", "dm/x", "dm/y/z", "loop/x", "loop",
+		"in/dm/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -101,15 +108,11 @@ func FuzzRelPath(f *testing.F) {
 			dir = filepath.Dir(dir)
 		}
 		// git never looks beyond a symlink, so no directory above an
-		// accepted path is one. A dangling symlink is taken for a missing
-		// directory today (known divergence D9, internal/model): checked
-		// only with VENOM_MODEL_STRICT=1.
-		if os.Getenv("VENOM_MODEL_STRICT") == "1" {
-			parts := strings.Split(rel, "/")
-			for i := 1; i < len(parts); i++ {
-				if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(strings.Join(parts[:i], "/")))); err == nil && st.Mode()&os.ModeSymlink != 0 {
-					t.Fatalf("RelPath(%q) = %q, beyond the symlink %s", p, rel, strings.Join(parts[:i], "/"))
-				}
+		// accepted path is one, dangling or not (D9).
+		parts := strings.Split(rel, "/")
+		for i := 1; i < len(parts); i++ {
+			if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(strings.Join(parts[:i], "/")))); err == nil && st.Mode()&os.ModeSymlink != 0 {
+				t.Fatalf("RelPath(%q) = %q, beyond the symlink %s", p, rel, strings.Join(parts[:i], "/"))
 			}
 		}
 		for _, again := range []string{rel, filepath.Join(root, filepath.FromSlash(rel))} {
