@@ -27,8 +27,11 @@ T_SCRIPTS = $(wildcard t/t[0-9][0-9][0-9][0-9]-*.sh)
 .PHONY: build install man test check bench demo clean fuzz-long
 
 ## build: compile the five git-venom-* binaries into bin/
+# Static and stripped: a hook starts one of them on every event, and a
+# dynamically linked Go binary with its debug info costs about twice the
+# CPU to start (issue 5, `make bench` hook rows). Nothing here needs cgo.
 build:
-	$(GO) build -o bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/ ./cmd/...
 
 ## install: copy the binaries to $(BINDIR) and the man pages to $(MANDIR)
 install: $(INSTALL_DEPS)

@@ -45,7 +45,8 @@ bin=${GIT_VENOM_BIN:-}
 if [ -z "$bin" ]; then
 	bin=$cache/bin
 	mkdir -p "$bin"
-	(cd "$root" && go build -o "$bin/" ./cmd/...)
+	# As `make build` builds them (static, stripped).
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$bin/" ./cmd/...)
 fi
 
 set -- -bin "$bin" -cache "$cache" -reps "${REPS:-9}" "$@"

@@ -46,8 +46,16 @@ func Defaults() Config {
 // call, so `git -c venom.checkpoints.x=y venom-…` works like any git config.
 // A value that does not parse is invalid_params.config (exit 2).
 func LoadConfig(ctx context.Context, r *plumbing.Repo) (Config, error) {
+	out, err := r.Run(ctx, plumbing.Options{}, configArgs...)
+	return parseConfig(out, err)
+}
+
+// configArgs is the git command that lists the venom.* keys.
+var configArgs = []string{"config", "-z", "--get-regexp", `^venom\.`}
+
+// parseConfig reads configArgs' output (and error) into a Config.
+func parseConfig(out []byte, err error) (Config, error) {
 	c := Defaults()
-	out, err := r.Run(ctx, plumbing.Options{}, "config", "-z", "--get-regexp", `^venom\.`)
 	if err != nil && !plumbing.IsExit(err, 1) { // 1: no key matched
 		return c, fmt.Errorf("reading venom.* config: %w", err)
 	}

@@ -43,6 +43,17 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the current directory")
 		}
 	}
+	// The config is read beside the discovery, not after it: a hook pays
+	// one git start in wall time for both (plumbing.RunDiscovered).
+	type answer struct {
+		out []byte
+		err error
+	}
+	cfgc := make(chan answer, 1)
+	go func() {
+		out, err := plumbing.RunDiscovered(ctx, dir, configArgs...)
+		cfgc <- answer{out, err}
+	}()
 	r, err := plumbing.Open(ctx, dir)
 	switch {
 	case errors.Is(err, plumbing.ErrNoRepo):
@@ -59,7 +70,14 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "opening the log")
 	}
-	cfg, err := LoadConfig(ctx, r)
+	a := <-cfgc
+	cfg, err := parseConfig(a.out, a.err)
+	if err != nil && rfcerr.As(err) == nil {
+		// Discovery from dir may differ from Open's answer in the one case
+		// Open corrects (a hook's GIT_DIR without GIT_WORK_TREE): ask
+		// again the pinned way before calling it a failure.
+		cfg, err = LoadConfig(ctx, r)
+	}
 	if err != nil {
 		if rfcerr.As(err) != nil {
 			return nil, err

@@ -42,7 +42,7 @@ var codex = &Harness{
 		},
 		after: []string{
 			"Codex runs a new or changed hook only after you trust it: start codex in this repository,",
-			"open /hooks, and trust the 'git venom-hook codex' entries (once, and again after any change).",
+			"open /hooks, and trust the 'git-venom-hook codex' entries (once, and again after any change).",
 		},
 	},
 }

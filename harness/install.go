@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,8 +102,17 @@ type Change struct {
 }
 
 // Command is the hook command written into settings: the shell form, which
-// every harness version runs (Claude Code's exec form needs 2.1.139).
-func (h *Harness) Command() string { return "git venom-hook " + h.Name }
+// every harness version runs (Claude Code's exec form needs 2.1.139). It
+// names the binary, git-venom-hook, rather than `git venom-hook`: the git
+// wrapper would cost every event one more process start (about a third of
+// an edit record's latency, issue 5), and both need git-venom-hook on the
+// harness's PATH. Entries written as `git venom-hook <harness>` by an
+// earlier install are ours too and are replaced.
+func (h *Harness) Command() string { return "git-venom-hook " + h.Name }
+
+// lookPath finds the hook binary as the harness's shell would; a variable
+// so tests can stand in for PATH.
+var lookPath = exec.LookPath
 
 // SettingsFile returns the scope (the default filled in) and the settings
 // file it names. An unknown scope, or one the harness does not have, is
@@ -161,7 +171,7 @@ func (h *Harness) Install(o InstallOptions) (*Change, error) {
 }
 
 // Uninstall removes exactly our entries (handlers whose command is
-// `git venom-hook <harness>`, under any event) from the scope's settings
+// `git-venom-hook <harness>` or `git venom-hook <harness>`, under any event) from the scope's settings
 // file. A group or event list left empty by that goes too; nothing else is
 // touched. A missing file is no change.
 func (h *Harness) Uninstall(o InstallOptions) (*Change, error) {
@@ -204,6 +214,10 @@ func (h *Harness) change(o InstallOptions, remove bool) (*Change, error) {
 	} else {
 		c.Changed, c.Entries, err = m.add(root)
 		c.Notes = h.install.after
+		if _, lerr := lookPath("git-venom-hook"); lerr != nil {
+			c.Notes = append([]string{"git-venom-hook is not on this PATH; the harness runs it by name, so put the directory " +
+				"`make install` wrote it to on the PATH the harness starts with"}, c.Notes...)
+		}
 	}
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.settings", err, map[string]any{"file": path}, "cannot merge into %s", path).

@@ -167,15 +167,15 @@ func commands(m map[string]any, events ...string) []string {
 func TestInstallRoundTripKeepsOtherHooks(t *testing.T) {
 	t.Parallel()
 	want := map[string][]string{
-		"claude-code": {"SessionStart[]=git venom-hook claude-code", "UserPromptSubmit[]=git venom-hook claude-code",
-			"PostToolUse[Bash]=./scripts/log-bash.sh", "PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git venom-hook claude-code",
-			"Stop[]=say done", "Stop[]=git venom-hook claude-code", "StopFailure[]=git venom-hook claude-code", "SessionEnd[]=git venom-hook claude-code"},
-		"codex": {"SessionStart[]=git venom-hook codex", "UserPromptSubmit[]=git venom-hook codex", "PreToolUse[Bash]=python3 ~/.codex/policy.py",
-			"PostToolUse[apply_patch]=git venom-hook codex", "Stop[]=notify-send codex done", "Stop[]=git venom-hook codex"},
-		"gemini": {"SessionStart[]=git venom-hook gemini", "BeforeAgent[]=git venom-hook gemini", "BeforeTool[run_shell_command]=./hooks/audit.sh",
-			"AfterTool[write_file|replace]=git venom-hook gemini", "AfterAgent[]=echo '{}'", "AfterAgent[]=git venom-hook gemini", "SessionEnd[]=git venom-hook gemini"},
-		"cursor": {"beforeSubmitPrompt=git venom-hook cursor", "afterFileEdit=./hooks/format.sh", "afterFileEdit=git venom-hook cursor",
-			"beforeShellExecution=./hooks/audit.sh", "stop=git venom-hook cursor"},
+		"claude-code": {"SessionStart[]=git-venom-hook claude-code", "UserPromptSubmit[]=git-venom-hook claude-code",
+			"PostToolUse[Bash]=./scripts/log-bash.sh", "PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git-venom-hook claude-code",
+			"Stop[]=say done", "Stop[]=git-venom-hook claude-code", "StopFailure[]=git-venom-hook claude-code", "SessionEnd[]=git-venom-hook claude-code"},
+		"codex": {"SessionStart[]=git-venom-hook codex", "UserPromptSubmit[]=git-venom-hook codex", "PreToolUse[Bash]=python3 ~/.codex/policy.py",
+			"PostToolUse[apply_patch]=git-venom-hook codex", "Stop[]=notify-send codex done", "Stop[]=git-venom-hook codex"},
+		"gemini": {"SessionStart[]=git-venom-hook gemini", "BeforeAgent[]=git-venom-hook gemini", "BeforeTool[run_shell_command]=./hooks/audit.sh",
+			"AfterTool[write_file|replace]=git-venom-hook gemini", "AfterAgent[]=echo '{}'", "AfterAgent[]=git-venom-hook gemini", "SessionEnd[]=git-venom-hook gemini"},
+		"cursor": {"beforeSubmitPrompt=git-venom-hook cursor", "afterFileEdit=./hooks/format.sh", "afterFileEdit=git-venom-hook cursor",
+			"beforeShellExecution=./hooks/audit.sh", "stop=git-venom-hook cursor"},
 	}
 	order := map[string][]string{
 		"claude-code": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "StopFailure", "SessionEnd"},
@@ -267,7 +267,7 @@ func TestInstallUpdatesOwnEntries(t *testing.T) {
 	if ours["timeout"] != float64(75) || ours["statusMessage"] != "checkpoint" {
 		t.Errorf("our Stop handler %v: want timeout 75 (60s capture + 15s) and the person's statusMessage kept", ours)
 	}
-	if got := commands(m, "PostToolUse"); !reflect.DeepEqual(got, []string{"PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git venom-hook claude-code"}) {
+	if got := commands(m, "PostToolUse"); !reflect.DeepEqual(got, []string{"PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git-venom-hook claude-code"}) {
 		t.Errorf("PostToolUse %q", got)
 	}
 	// A handler the person changed (--agent) is theirs, kept beside ours.

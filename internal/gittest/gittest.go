@@ -448,17 +448,19 @@ func NonUTF8Names(t testing.TB, dir string) bool {
 
 // Build compiles the named commands of this module (e.g.
 // "git-venom-checkpoint") into a temporary directory and returns it, for
-// tests that spawn the binaries as separate processes.
+// tests that spawn the binaries as separate processes. They are built as
+// `make build` builds them (static, stripped), so benchmarks time what is
+// installed.
 func Build(t testing.TB, cmds ...string) string {
 	t.Helper()
 	Setup()
 	dir := t.TempDir()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
 	for _, c := range cmds {
 		args = append(args, "github.com/venom-org/git-venom/cmd/"+c)
 	}
 	cmd := exec.Command("go", args...)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
