@@ -59,7 +59,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("--restore files restores the files alone")
 	}
 	// Steps 4 and 5: files, then HEAD.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...))}
+	ap := &applier{plan: p, w: newWorktree(t.Path(), append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...), p.snap)}
 	if err := ap.run(ctx); err != nil {
 		code, data := ap.recover(ctx, err)
 		ended.Code = code
@@ -102,7 +102,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint
 		ended.After = res.After
-		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, ap.headMoved || p.writesIgnoreRules())
+		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesIgnoreRules())
 		if err != nil {
 			exact = false
 		}
@@ -199,8 +199,14 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 // plan wrote an ignore file), a path the rollback did not touch may come
 // into the after tree or leave it with its bytes unchanged on disk (it is
 // tracked or ignored now, and was not before); such an appearance or
-// disappearance is not a difference, but a changed entry still is.
-func (p *plan) exact(ctx context.Context, after string, flips bool) (bool, error) {
+// disappearance is not a difference, and neither is a new entry for a
+// file too big to capture (its entry is the index's), but any other
+// changed entry is. A
+// planned write the after capture skipped as too big (a file the target
+// held as a tracked entry over maxFileBytes) is not in its tree; its bytes
+// were checked against the blob when written (converted), so it counts
+// as done.
+func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip, flips bool) (bool, error) {
 	changes, err := p.tree.Repo.DiffTrees(ctx, string(p.snap.Tree), after)
 	if err != nil {
 		return false, err
@@ -226,7 +232,17 @@ func (p *plan) exact(ctx context.Context, after string, flips bool) (bool, error
 			nested[l.Path] = true
 		}
 	}
-	seen := 0
+	tooBig, keptEntry := map[string]bool{}, map[string]bool{}
+	for _, sk := range skipped {
+		if sk.Reason != "too_big" {
+			continue
+		}
+		keptEntry[sk.Path] = true
+		if w, ok := want[sk.Path]; ok && w.DstMode != "000000" {
+			tooBig[sk.Path] = true
+		}
+	}
+	done := map[string]bool{}
 	for _, c := range changes {
 		if vanish[c.Path] && c.DstMode == "000000" {
 			continue
@@ -234,16 +250,25 @@ func (p *plan) exact(ctx context.Context, after string, flips bool) (bool, error
 		if nested[c.Path] && (c.SrcMode == "160000" || c.DstMode == "160000") {
 			continue
 		}
-		if _, planned := want[c.Path]; !planned && flips && (c.SrcMode == "000000" || c.DstMode == "000000") {
+		w, planned := want[c.Path]
+		if !planned && flips && (c.SrcMode == "000000" || c.DstMode == "000000" || keptEntry[c.Path]) {
+			// Came or went with the index or the ignore rules, or a file
+			// too big to read whose entry is the index's, which moved.
 			continue
 		}
-		w, ok := want[c.Path]
-		if !ok || w.DstMode != c.DstMode || w.Dst != c.Dst {
+		switch {
+		case planned && w.DstMode == c.DstMode && w.Dst == c.Dst:
+		case planned && tooBig[c.Path] && c.DstMode == "000000":
+			// Written, then left out of the capture as too big.
+		default:
 			return false, nil
 		}
-		seen++
+		done[c.Path] = true
 	}
-	return seen == len(want), nil
+	for path := range tooBig {
+		done[path] = true // written; the capture may show no change at all
+	}
+	return len(done) == len(want), nil
 }
 
 // applier carries out the file and HEAD steps and knows how to undo them.
@@ -461,7 +486,7 @@ func (ap *applier) backToS(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := newWorktree(p.tree.Path(), changes)
+	w := newWorktree(p.tree.Path(), changes, p.snap)
 	var deletes, writes []plumbing.TreeChange
 	for _, c := range changes {
 		if isGitlink(c) {

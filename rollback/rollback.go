@@ -425,7 +425,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		kept = append(kept, c)
 	}
 	cands = kept
-	w := newWorktree(t.Path(), cands)
+	w := newWorktree(t.Path(), cands, p.snap)
 	for _, l := range w.blocked() {
 		addLeft(l)
 	}

@@ -21,14 +21,24 @@ type worktree struct {
 	root    string
 	fs      billy.Filesystem // bound to root: refuses paths that escape it
 	deletes map[string]bool  // paths S holds that the plan deletes
+	nested  map[string]bool  // S's nested repositories and gitlinks: never written into
 	changes []plumbing.TreeChange
 }
 
-func newWorktree(root string, changes []plumbing.TreeChange) *worktree {
-	w := &worktree{root: root, fs: osfs.New(root, osfs.WithBoundOS()), deletes: map[string]bool{}, changes: changes}
+// newWorktree checks changes against the tree at root. s is S, the
+// capture the plan starts from: its submodules (RFC 4.2: gitlinks and
+// nested repositories) are directories nothing is written into or deleted
+// from, whatever the target holds below them (RFC 7.4 gitlink).
+func newWorktree(root string, changes []plumbing.TreeChange, s *plumbing.Snapshot) *worktree {
+	w := &worktree{root: root, fs: osfs.New(root, osfs.WithBoundOS()), deletes: map[string]bool{}, nested: map[string]bool{}, changes: changes}
 	for _, c := range changes {
 		if c.DstMode == "000000" {
 			w.deletes[c.Path] = true
+		}
+	}
+	if s != nil {
+		for _, sm := range s.Submodules {
+			w.nested[sm.Path] = true
 		}
 	}
 	return w
@@ -65,6 +75,9 @@ func (w *worktree) parentState(rel string, allowDeleted bool) (bad string, absen
 			return q, false, err
 		}
 		if st.IsDir() {
+			if w.nested[q] {
+				return q, false, nil // a nested repository's files are its own
+			}
 			continue
 		}
 		if allowDeleted && w.deletes[q] {

@@ -405,3 +405,79 @@ func TestD9EditBelowADanglingSymlinkIsRefused(t *testing.T) {
 		t.Errorf("RelPath(dl/x) = %q, accepted beyond a dangling symlink that points out of the tree", rel)
 	}
 }
+
+// D10: a target that held files where S has a nested repository had them
+// written into it (checkout-index into the nested repository's work tree):
+// the plan must leave them, ignored_in_the_way below the repository, and
+// never touch it. Found by seed 3000184 once the model tolerated nothing.
+func TestD10NothingIsWrittenIntoANestedRepository(t *testing.T) {
+	f := newFixture(t, "")
+	f.r.Write("n/b", "the target's\n")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	os.RemoveAll(f.r.Path("n"))
+	nested := &gittest.Repo{T: t, Dir: f.r.Path("n"), GitDir: filepath.Join(f.r.Path("n"), ".git")}
+	f.r.Write("n/inner.txt", "the nested repository's\n")
+	nested.Git("init", "-q", "-b", "main")
+	nested.Git("-c", "user.name=N", "-c", "user.email=n@example.invalid", "add", "-A")
+	nested.Git("-c", "user.name=N", "-c", "user.email=n@example.invalid", "commit", "-q", "-m", "n1")
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	left := map[string]string{}
+	for _, l := range plan.Repos[0].Left {
+		left[l.Path] = l.Reason
+	}
+	if left["n/b"] != "ignored_in_the_way" {
+		t.Errorf("left %+v, want n/b ignored_in_the_way", plan.Repos[0].Left)
+	}
+	for _, x := range plan.Repos[0].Files {
+		if strings.HasPrefix(x.Path, "n/") {
+			t.Errorf("the plan writes %s into the nested repository", x.Path)
+		}
+	}
+	if _, err := os.Lstat(f.r.Path("n/b")); !os.IsNotExist(err) {
+		t.Errorf("n/b was written into the nested repository (%v)", err)
+	}
+	if got := nested.Line("status", "--porcelain"); got != "" {
+		t.Errorf("the nested repository changed: %q", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v: the rollback did what it planned", res.Exact)
+	}
+}
+
+// D11: a rollback that moved HEAD back was not exact when a file too big to
+// capture was left alone: its entry in the rollback checkpoint is the
+// index's (RFC 4 too_big), and the index followed HEAD. Nothing but the
+// plan was written, so exact is true. Found by seed 3000246.
+func TestD11TooBigEntryFollowsTheIndex(t *testing.T) {
+	f := newFixture(t, checkpoint.IsolationWorktree)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	tr, err := checkpoint.OpenTree(f.ctx, f.r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tree = tr
+	f.r.Write("big.bin", strings.Repeat("a", 200)+"\n")
+	f.r.Commit("a big file, tracked")
+	// Changed and too big at k1: k1 keeps the index's entry (the a's) and
+	// lists it in skipped, so a plan to k1 leaves it too_big.
+	f.r.Write("big.bin", strings.Repeat("b", 200)+"\n")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Write("a.txt", "two\n")
+	f.r.Commit("the agent commits both") // the index now holds the b's
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if !plan.Repos[0].Head.Moves {
+		t.Fatalf("HEAD does not move back: %+v", plan.Repos[0].Head)
+	}
+	if len(plan.Repos[0].Left) != 1 || plan.Repos[0].Left[0] != (rollback.Left{Path: "big.bin", Reason: "too_big"}) {
+		t.Fatalf("left %+v, want big.bin too_big", plan.Repos[0].Left)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v, files %+v left %+v", res.Exact, res.Repos[0].Files, res.Repos[0].Left)
+	}
+	after := f.tree_(refs.Checkpoint(f.agent, mustN(t, res.After)))
+	if d := describeTreeDiff(f.current(), after); d != "" {
+		t.Errorf("the rollback checkpoint is not a capture of the tree:\n%s", d)
+	}
+}
