@@ -60,7 +60,7 @@ type Snapshot struct {
 type CaptureOptions struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
-	// KeepIndex keeps the private index for Recapture (Snapshot.Index).
+	// KeepIndex keeps the private index for Reread (Snapshot.Index).
 	KeepIndex bool
 }
 
@@ -465,63 +465,6 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if keep {
 		snap.Index = idx
 	}
-	return snap, nil
-}
-
-// Recapture makes a snapshot of the tree from an earlier one whose private
-// index was kept, re-reading only paths: the ones a rollback just wrote or
-// removed. It walks nothing else, so a rollback's verification costs what
-// its writes cost, not a second status of the whole tree (issue 3). HEAD
-// is read again (a rollback may have moved it). The returned snapshot owns
-// a new private index; prev's is left as it was.
-func (r *Repo) Recapture(ctx context.Context, prev *Snapshot, paths []string) (*Snapshot, error) {
-	if prev.Index == "" {
-		return nil, fmt.Errorf("recapture: the previous capture kept no index")
-	}
-	idx, err := r.PrivateIndex("recapture")
-	if err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			RemovePrivateIndex(idx)
-		}
-	}()
-	if err := CopyKeepMtime(prev.Index, idx); err != nil {
-		return nil, fmt.Errorf("copying the private index: %w", err)
-	}
-	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, Index: idx}
-	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
-		return nil, err
-	}
-	env := []string{"GIT_INDEX_FILE=" + idx}
-	var gone, present []string
-	for _, p := range paths {
-		if r.Exists(p) {
-			present = append(present, p)
-		} else {
-			gone = append(gone, p)
-		}
-	}
-	if len(gone) > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(gone))},
-			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
-			return nil, fmt.Errorf("removing paths from the private index: %w", err)
-		}
-	}
-	if len(present) > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(present))},
-			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
-			return nil, fmt.Errorf("updating the private index: %w", err)
-		}
-	}
-	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
-	if err != nil {
-		return nil, fmt.Errorf("writing the tree: %w", err)
-	}
-	snap.Tree = OID(tree)
-	ok = true
 	return snap, nil
 }
 
