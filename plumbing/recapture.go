@@ -76,7 +76,7 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 		}
 	}
 	if len(present) > 0 {
-		ignored, err := r.ignoredUntracked(ctx, present)
+		ignored, err := r.IgnoredUntracked(ctx, present)
 		if err != nil {
 			return nil, err
 		}
@@ -114,13 +114,15 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 	return snap, nil
 }
 
-// ignoredUntracked returns the paths among paths that the ignore rules in
+// IgnoredUntracked returns the paths among paths that the ignore rules in
 // force ignore and the user's index does not track: what Capture leaves
 // out. check-ignore is asked without the index (--no-index): with it, git
 // compares every path with every index entry (about 3 s for 1,000 paths in
 // a 100,000-file tree); the few paths the rules match are then looked up
-// in the index with one ls-files.
-func (r *Repo) ignoredUntracked(ctx context.Context, paths []string) (map[string]bool, error) {
+// in the index with one ls-files. Paths must be in git's reach (OutOfReach:
+// not below a symlink or a gitlink), or git refuses them. Used by Reread
+// and by a plan's ignored_edits (RFC 7.3).
+func (r *Repo) IgnoredUntracked(ctx context.Context, paths []string) (map[string]bool, error) {
 	out, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(DotPaths(paths)))}, "check-ignore", "--no-index", "-z", "--stdin")
 	if err != nil && !IsExit(err, 1) {
 		return nil, fmt.Errorf("checking ignore rules: %w", err)

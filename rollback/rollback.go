@@ -716,16 +716,13 @@ func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, tar
 	if len(paths) == 0 {
 		return []string{}, nil
 	}
-	out, err := t.Repo.Run(ctx, plumbing.Options{Stdin: strings.NewReader(string(plumbing.NulList(plumbing.DotPaths(paths))))},
-		"check-ignore", "-z", "--stdin")
-	if err != nil && !plumbing.IsExit(err, 1) {
+	ignored, err := t.Repo.IgnoredUntracked(ctx, paths)
+	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "check-ignore"}, "checking ignored edits")
 	}
 	res := []string{}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			res = append(res, strings.TrimPrefix(p, "./"))
-		}
+	for p := range ignored {
+		res = append(res, p)
 	}
 	sort.Strings(res)
 	return res, nil
