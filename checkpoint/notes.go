@@ -1,7 +1,10 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"os"
 	"sort"
 
 	"github.com/venom-org/git-venom/journal"
@@ -19,6 +22,11 @@ type Notes struct{}
 // are marked delivered. A note for one harness session is only that
 // session's.
 func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (string, func() error, error) {
+	if !mayHaveNote(t.Log.Path(), agent) {
+		// Every prompt of every agent asks: most have never had a note,
+		// and a replay of a long log is the slowest part of the hook.
+		return "", nil, nil
+	}
 	st, err := t.Log.Load()
 	if err != nil {
 		return "", nil, err
@@ -47,4 +55,34 @@ func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (strin
 		return err
 	}
 	return text, delivered, nil
+}
+
+// mayHaveNote reports whether the log at path has a note.pending record
+// for agent, by looking for both on one line rather than replaying it: a
+// false answer is certain (the log is missing, or no such line); a true
+// one sends the caller to the replay. Agent ids are plain (refs.ValidAgent),
+// so they appear in a record as written here.
+func mayHaveNote(path, agent string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	typ := []byte(`"type":"` + journal.TypeNotePending + `"`)
+	who := []byte(`"agent":"` + agent + `"`)
+	for len(data) > 0 {
+		i := bytes.Index(data, typ)
+		if i < 0 {
+			return false
+		}
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		end := bytes.IndexByte(data[i:], '\n')
+		if end < 0 {
+			end = len(data) - i
+		}
+		if bytes.Contains(data[start:i+end], who) {
+			return true
+		}
+		data = data[i+end:]
+	}
+	return false
 }

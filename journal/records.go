@@ -1,6 +1,11 @@
 package journal
 
-import "github.com/venom-org/git-venom/plumbing"
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/venom-org/git-venom/plumbing"
+)
 
 // Record type names (RFC 11.2 log records, plus the toolkit's own of
 // DESIGN.md section 3).
@@ -178,9 +183,15 @@ func (e Edit) MarshalJSON() ([]byte, error) {
 	return plumbing.MarshalPathsBytes(plain(e), e.Paths)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes. A record without
+// paths_bytes (every record whose paths are UTF-8) is decoded once, as a
+// plain struct: replay decodes every edit record of the log on every
+// command, so this is on the hooks' path (issue 5).
 func (e *Edit) UnmarshalJSON(b []byte) error {
 	type plain Edit
+	if !bytes.Contains(b, []byte(`"paths_bytes"`)) {
+		return json.Unmarshal(b, (*plain)(e))
+	}
 	return plumbing.UnmarshalPathsBytes(b, (*plain)(e), func(v *plain) *[]string { return &v.Paths })
 }
 
