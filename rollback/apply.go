@@ -258,8 +258,10 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 		}
 		switch {
 		case planned && w.DstMode == c.DstMode && w.Dst == c.Dst:
-		case planned && tooBig[c.Path] && c.DstMode == "000000":
-			// Written, then left out of the capture as too big.
+		case planned && tooBig[c.Path]:
+			// Written (its bytes checked against the blob), then too big
+			// for the capture to read: its entry there is the index's, or
+			// none when the index does not track it.
 		default:
 			return false, nil
 		}

@@ -481,3 +481,37 @@ func TestD11TooBigEntryFollowsTheIndex(t *testing.T) {
 		t.Errorf("the rollback checkpoint is not a capture of the tree:\n%s", d)
 	}
 }
+
+// D12: a planned write of a file too big for the capture to read was not
+// exact when the user's index held it with another mode: the rollback
+// checkpoint takes the index's entry for such a file (RFC 4 too_big), not
+// the one the rollback wrote. The bytes were checked when written, so
+// exact is true. Found by seed 30000024.
+func TestD12TooBigWriteKeepsTheIndexEntry(t *testing.T) {
+	f := newFixture(t, "")
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	tr, err := checkpoint.OpenTree(f.ctx, f.r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tree = tr
+	f.r.Write("big.bin", strings.Repeat("a", 200)+"\n")
+	f.r.Commit("a big file")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	if err := os.Chmod(f.r.Path("big.bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.r.Commit("the person makes it executable") // the index: 100755
+	os.Remove(f.r.Path("big.bin"))
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if len(plan.Repos[0].Files) != 1 || plan.Repos[0].Files[0] != (rollback.File{Path: "big.bin", Change: "create", Class: "turn"}) {
+		t.Fatalf("plan files %+v, want big.bin created", plan.Repos[0].Files)
+	}
+	if got := f.r.Read("big.bin"); got != strings.Repeat("a", 200)+"\n" {
+		t.Errorf("big.bin is %q", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v", res.Exact)
+	}
+}
