@@ -200,8 +200,8 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 // into the after tree or leave it with its bytes unchanged on disk (it is
 // tracked or ignored now, and was not before); such an appearance or
 // disappearance is not a difference, and neither is a new entry for a
-// file too big to capture (its entry is the index's), but any other
-// changed entry is. A
+// file too big to capture in S or after (its entry there is the index's),
+// but any other changed entry is. A
 // planned write the after capture skipped as too big (a file the target
 // held as a tracked entry over maxFileBytes) is not in its tree; its bytes
 // were checked against the blob when written (converted), so it counts
@@ -233,6 +233,11 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 		}
 	}
 	tooBig, keptEntry := map[string]bool{}, map[string]bool{}
+	for _, sk := range p.snap.Skipped {
+		if sk.Reason == "too_big" {
+			keptEntry[sk.Path] = true // S's entry was the index's
+		}
+	}
 	for _, sk := range skipped {
 		if sk.Reason != "too_big" {
 			continue

@@ -515,3 +515,37 @@ func TestD12TooBigWriteKeepsTheIndexEntry(t *testing.T) {
 		t.Errorf("exact is %v", res.Exact)
 	}
 }
+
+// D13: the other side of D11. A file too big to capture that S took from
+// the index (its entry there is the index's, not the file's) gets the
+// file's own entry in the rollback checkpoint once HEAD moves to a commit
+// that holds those bytes and the index follows: not a difference the
+// rollback made, so exact stays true. Found by seed 40000223.
+func TestD13TooBigEntryOfSFollowsTheIndex(t *testing.T) {
+	f := newFixture(t, checkpoint.IsolationWorktree)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	tr, err := checkpoint.OpenTree(f.ctx, f.r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.tree = tr
+	b := strings.Repeat("b", 200) + "\n"
+	f.r.Write("big.bin", b)
+	f.r.Commit("big.bin holds the b's")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Write("big.bin", strings.Repeat("a", 200)+"\n")
+	f.r.Write("a.txt", "two\n")
+	f.r.Commit("the agent commits the a's")
+	f.r.Write("big.bin", b) // and writes the b's back, uncommitted
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if !plan.Repos[0].Head.Moves {
+		t.Fatalf("HEAD does not move back: %+v", plan.Repos[0].Head)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v, files %+v left %+v", res.Exact, res.Repos[0].Files, res.Repos[0].Left)
+	}
+	if got := f.r.Read("big.bin"); got != b {
+		t.Errorf("big.bin changed: %.20q", got)
+	}
+}
