@@ -116,3 +116,28 @@ func TestPlanIDAndDryRun(t *testing.T) {
 		t.Errorf("a second dry run gave %v, %v", res, err)
 	}
 }
+
+// A plan refused after S was captured (here conflict.outside_edits, and a
+// stale real call) leaves no private index behind: S's is as big as the
+// user's index, and a refusal repeated by a harness would fill the disk.
+func TestRefusedPlanKeepsNoPrivateIndex(t *testing.T) {
+	f := newFixture(t, true)
+	f.r.Write("a.txt", "one\n")
+	f.r.Commit("init")
+	k1 := f.take(checkpoint.ReasonTurnStart)
+	f.r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	f.r.Write("person.txt", "mine\n")
+	_, err := f.plan(k1, rollback.Options{Restore: "files"})
+	if code(err) != "conflict.outside_edits" {
+		t.Fatalf("plan: %v, want conflict.outside_edits", err)
+	}
+	stale := rollback.Options{Agent: f.agent, Checkpoint: k1, Restore: "files", Outside: "keep", Plan: "p1-0000000000000000"}
+	if _, err := rollback.Run(context.Background(), f.tree(), stale); code(err) != "conflict.rollback_stale" {
+		t.Fatalf("real call with a wrong plan: %v, want conflict.rollback_stale", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(f.r.GitDir, "venom", "tmp"))
+	for _, e := range ents {
+		t.Errorf("a refused plan left %s in venom/tmp", e.Name())
+	}
+}

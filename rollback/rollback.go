@@ -287,7 +287,7 @@ func guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
 
 // compute runs the rest of the preflight (RFC 7.1 items 9 to 13), captures
 // S and builds the plan and its digest (RFC 7.2).
-func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (*plan, error) {
+func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (_ *plan, err error) {
 	a, target, err := preflightState(ctx, t, st, o)
 	if err != nil {
 		return nil, err
@@ -322,6 +322,13 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			// A refused plan keeps nothing: S's private index is as big
+			// as the user's (Run removes it on success).
+			plumbing.RemovePrivateIndex(p.snap.Index)
+		}
+	}()
 	tr := target.Rec.Repos[0]
 	repo := Repo{Repo: ".", Path: t.Path(), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
 	cur := optOID(p.snap.Head)
