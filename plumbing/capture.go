@@ -629,18 +629,29 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
 	return OID(out), nil
 }
 
-// CleanTmp removes private indexes older than an hour that a killed process
-// left behind. Failures are ignored: the files are ours and harmless.
+// CleanTmp removes private indexes and scratch files that a killed process
+// left behind: those last changed more than an hour ago. "Changed" is the
+// status-change time (ctime), not the modification time: a private index
+// is a copy of the user's index that keeps that index's mtime on purpose
+// (racy-git, DESIGN.md section 4), so an mtime an hour old says nothing of
+// when the copy was made, and another capture running now in the same
+// tree (captures hold the tree lock shared) may own it. Where the system
+// gives no ctime, nothing is removed. Failures are ignored: the files are
+// ours and harmless.
 func (r *Repo) CleanTmp() {
 	d := filepath.Join(r.GitDir, "venom", "tmp")
 	ents, err := os.ReadDir(d)
 	if err != nil {
 		return
 	}
-	cut := time.Now().Add(-time.Hour)
+	cut := time.Now().Add(-time.Hour).UnixNano()
 	for _, e := range ents {
-		if info, err := e.Info(); err == nil && info.ModTime().Before(cut) {
-			os.Remove(filepath.Join(d, e.Name()))
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if _, _, ctime, ok := statIdentity(info); ok && ctime < cut {
+			os.RemoveAll(filepath.Join(d, e.Name()))
 		}
 	}
 }
