@@ -45,6 +45,14 @@ func TestConcurrentProcesses(t *testing.T) {
 		r.Write(fmt.Sprintf("src/f%d.txt", i), strings.Repeat("x", i))
 	}
 	r.Commit("init")
+	// The user's index was last written hours ago, as it is while a
+	// person lets agents work: private indexes copy its mtime, which must
+	// not make one capture take another's live private index for a
+	// leftover (plumbing.CleanTmp).
+	old := time.Now().Add(-3 * time.Hour)
+	if err := os.Chtimes(filepath.Join(r.GitDir, "index"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	transcript := filepath.Join(t.TempDir(), "transcript.jsonl")
 	copyFile(t, "../../harness/testdata/claude-code/transcript.jsonl", transcript)
 
@@ -291,6 +299,11 @@ func TestConcurrentProcesses(t *testing.T) {
 			ref := refs.Checkpoint(agent, sv.N)
 			if !sv.Pruned && refsNow[ref] != sv.Rec.Repos[0].Commit {
 				t.Errorf("%s is %q, the log says %s", ref, refsNow[ref], sv.Rec.Repos[0].Commit)
+			}
+			// No file is ever deleted here: every checkpoint holds them all.
+			names := strings.Fields(r.Git("ls-tree", "-r", "--name-only", sv.Rec.Repos[0].Tree))
+			if len(names) != 9 {
+				t.Errorf("%s's %s holds %q, want .gitignore and src/f0..f7", agent, sv.ID(), names)
 			}
 		}
 	}
