@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
@@ -66,19 +68,54 @@ func (t *Tree) Prune(ctx context.Context, a *journal.Agent, now time.Time) ([]st
 	if len(victims) == 0 {
 		return nil, nil
 	}
+	// No ref transaction is ever cut short: git killed in the middle of
+	// one leaves some refs deleted with no record saying so, and lock
+	// files that fail every later prune. The caller's deadline (a
+	// capture's venom.checkpoints.timeout) does not apply here.
+	ctx = context.WithoutCancel(ctx)
+	present, err := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(a.ID))
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "for-each-ref"}, "listing checkpoints of %s", a.ID)
+	}
 	var in bytes.Buffer
 	ids := make([]string, 0, len(victims))
 	for _, s := range victims {
-		fmt.Fprintf(&in, "delete %s %s\n", refs.Checkpoint(a.ID, s.N), s.Rec.Repos[0].Commit)
 		ids = append(ids, s.ID())
+		ref := refs.Checkpoint(a.ID, s.N)
+		if _, ok := present[ref]; !ok {
+			// Already gone (a prune an older version cut short): there is
+			// nothing to delete, and the record below says it is pruned.
+			continue
+		}
+		t.removeStaleRefLock(ref)
+		fmt.Fprintf(&in, "delete %s %s\n", ref, s.Rec.Repos[0].Commit)
 	}
-	if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
-		// A ref that moved or vanished fails the transaction; the log is
-		// still the truth, and the next prune retries (RFC 5.3).
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "pruning checkpoints of %s", a.ID)
+	if in.Len() > 0 {
+		if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
+			// A ref that moved fails the transaction; the log is still the
+			// truth, and the next prune retries (RFC 5.3).
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "pruning checkpoints of %s", a.ID)
+		}
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeCheckpointPruned, Body: journal.Pruned{Agent: a.ID, Checkpoints: ids}}); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging checkpoint.pruned")
 	}
 	return ids, nil
+}
+
+// staleRefLock is how old a lock file of a checkpoint ref must be for
+// removeStaleRefLock to take it for a leftover: git holds one for the
+// milliseconds of an update (a `git pack-refs` of the user's included).
+const staleRefLock = time.Minute
+
+// removeStaleRefLock removes ref's lock file (<git dir>/<ref>.lock) when it
+// is older than staleRefLock. Under the agent lock, which Prune's caller
+// holds, no toolkit process writes that agent's refs, so such a lock was
+// left by a git that was killed (an older version cut prune short at the
+// capture's deadline); left there, it would fail every later prune.
+func (t *Tree) removeStaleRefLock(ref string) {
+	lock := filepath.Join(t.Repo.CommonDir, filepath.FromSlash(ref)+".lock")
+	if st, err := os.Lstat(lock); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleRefLock {
+		os.Remove(lock)
+	}
 }

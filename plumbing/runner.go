@@ -203,6 +203,7 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	disc := discoveryEnv(env, honourEnv)
 	cmd := exec.CommandContext(ctx, git, "rev-parse", "--path-format=absolute",
 		"--is-bare-repository", "--git-dir", "--git-common-dir", "--show-toplevel")
+	bound(cmd)
 	cmd.Dir = dir
 	cmd.Env = disc
 	var stdout, stderr bytes.Buffer
@@ -260,11 +261,19 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 }
 
 // discoveryEnv is env plus the caller's GIT_DIR and GIT_WORK_TREE when
-// honourEnv: how Open finds the repository from a directory.
+// honourEnv: how Open finds the repository from a directory. A relative
+// one is relative to this process's directory, where it was set (git
+// exports GIT_DIR=.git to hooks), not to the directory git is asked about
+// (a hook event's cwd may be a subdirectory).
 func discoveryEnv(env []string, honourEnv bool) []string {
 	disc := append([]string(nil), env...)
 	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE"} {
 		if v, ok := os.LookupEnv(k); ok && honourEnv {
+			if v != "" && !filepath.IsAbs(v) {
+				if wd, err := os.Getwd(); err == nil {
+					v = filepath.Join(wd, v)
+				}
+			}
 			disc = append(disc, k+"="+v)
 		}
 	}
@@ -288,6 +297,7 @@ func RunDiscovered(ctx context.Context, dir string, args ...string) ([]byte, err
 	}
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, git, full...)
+	bound(cmd)
 	cmd.Dir = dir
 	cmd.Env = discoveryEnv(CleanEnv(os.Environ()), true)
 	var stdout, stderr bytes.Buffer
@@ -334,6 +344,7 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 	}
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, r.Git, full...)
+	bound(cmd)
 	cmd.Dir = r.WorkTree
 	if o.Dir != "" {
 		cmd.Dir = o.Dir

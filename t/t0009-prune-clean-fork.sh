@@ -172,4 +172,28 @@ test_expect_success 'fork: errors' '
 	test_json err.json ".error.code == \"not_found.checkpoint\""
 '
 
+# A git killed in the middle of a prune's ref transaction (an older version
+# cut it short at a capture's deadline) leaves lock files of the refs, and
+# some refs deleted with no record. The next prune removes the stale locks
+# (older than a minute; the agent lock keeps other toolkit processes out),
+# and logs as pruned the refs that are already gone.
+test_expect_success 'a prune after one cut short: stale ref locks go, vanished refs are logged pruned' '
+	turns s 3 &&
+	git update-ref -d refs/venom/checkpoints/s/1 &&
+	lock=.git/refs/venom/checkpoints/s/2.lock &&
+	git rev-parse refs/venom/checkpoints/s/2 >"$lock" &&
+	touch -t 202001010000 "$lock" &&
+	git -c venom.checkpoints.keep=1 venom-checkpoint prune --agent s --json >p.json &&
+	test_json p.json ".pruned[0].checkpoints == [\"k1\", \"k2\", \"k3\", \"k4\", \"k5\"]" &&
+	test_path_is_missing "$lock" &&
+	echo "k6" >expect &&
+	ids s >actual &&
+	test_cmp expect actual &&
+	git for-each-ref --format="%(refname)" refs/venom/checkpoints/s >actual &&
+	echo refs/venom/checkpoints/s/6 >expect &&
+	test_cmp expect actual &&
+	git venom-doctor >doc &&
+	! grep -i "not_found" doc
+'
+
 test_done

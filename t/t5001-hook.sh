@@ -217,4 +217,22 @@ test_expect_success 'install codex names the trust step; a scope it lacks is ref
 	grep "no .local. settings scope" err
 '
 
+# git exports a relative GIT_DIR (.git) to hooks. When the hook runs with it
+# and the event's cwd is a subdirectory, GIT_DIR is relative to where it was
+# set, not to the event's cwd.
+test_expect_success 'a relative GIT_DIR is the hook'"'"'s, not relative to the event'"'"'s cwd' '
+	git init -q reldir &&
+	(
+		cd reldir &&
+		mkdir sub && echo a >sub/a && git add . &&
+		git -c user.name=a -c user.email=a@b commit -qm i &&
+		sed -e "s|{{CWD}}|$PWD/sub|g" -e "s|{{TRANSCRIPT}}|$PWD/t.jsonl|g" "$FIXTURES/claude-code/UserPromptSubmit.json" |
+		GIT_DIR=.git git venom-hook claude-code >out 2>err &&
+		test_must_be_empty err &&
+		venom_log | jq -c "select(.type == \"turn.started\") | {agent, turn}" >actual &&
+		echo "{\"agent\":\"$CLAUDE\",\"turn\":\"t1\"}" >expect &&
+		test_cmp expect actual
+	)
+'
+
 test_done

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package plumbing
+
+import (
+	"os/exec"
+	"time"
+)
+
+// bound makes cmd end when its context does; without process groups, the
+// children git started may outlive it, and WaitDelay stops waiting for
+// their pipes.
+func bound(cmd *exec.Cmd) { cmd.WaitDelay = 2 * time.Second }
