@@ -387,9 +387,25 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 			repo.Left = append(repo.Left, l)
 		}
 	}
+	// The target's nested repositories and gitlinks: what was below them
+	// then was the nested repository's, which T never recorded, so a path
+	// there is never deleted or written for T's sake (as for a file T's
+	// ignore rules ignore).
+	nestedT := map[string]string{}
+	for _, sm := range tr.Submodules {
+		nestedT[sm.Path] = deref(sm.Commit)
+	}
+	for _, c := range changes {
+		if c.DstMode == "160000" {
+			nestedT[c.Path] = string(c.Dst)
+		}
+	}
 	var cands []plumbing.TreeChange
 	for _, c := range changes {
+		root, inNestedT := nestedRoot(c.Path, nestedT)
 		switch {
+		case inNestedT:
+			addLeft(Left{Path: c.Path, Reason: "gitlink", Detail: nestedT[root]})
 		case isGitlink(c):
 			d := ""
 			if c.DstMode == "160000" {
@@ -509,6 +525,20 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
+
+// nestedRoot returns the member of nested that path is or is below.
+func nestedRoot(path string, nested map[string]string) (string, bool) {
+	for p := path; ; {
+		if _, ok := nested[p]; ok {
+			return p, true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return "", false
+		}
+		p = p[:i]
+	}
+}
 
 func changeOf(c plumbing.TreeChange) string {
 	switch {

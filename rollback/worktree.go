@@ -78,6 +78,13 @@ func (w *worktree) parentState(rel string, allowDeleted bool) (bad string, absen
 			if w.nested[q] {
 				return q, false, nil // a nested repository's files are its own
 			}
+			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q), ".git")); err == nil {
+				// A repository git does not report as nested (the user's
+				// index tracks paths below it, so git descends into it):
+				// its work tree is still its own, and nothing is written
+				// into it or deleted from it.
+				return q, false, nil
+			}
 			continue
 		}
 		if allowDeleted && w.deletes[q] {

@@ -549,3 +549,79 @@ func TestD13TooBigEntryOfSFollowsTheIndex(t *testing.T) {
 		t.Errorf("big.bin changed: %.20q", got)
 	}
 }
+
+// initNested makes dir a repository of its own with one commit of what it
+// holds.
+func initNested(t *testing.T, dir string) {
+	t.Helper()
+	nested := &gittest.Repo{T: t, Dir: dir, GitDir: filepath.Join(dir, ".git")}
+	nested.Git("init", "-q", "-b", "main")
+	nested.Git("-c", "user.name=N", "-c", "user.email=n@example.invalid", "add", "-A")
+	nested.Git("-c", "user.name=N", "-c", "user.email=n@example.invalid", "commit", "-q", "-m", "n1")
+}
+
+// D14: the target held a nested repository at lib; the turn removed its
+// .git (lib's files became the tree's) or replaced it by a file. The plan
+// deleted lib's files, which the target never recorded (they were the
+// nested repository's), and listed lib in left and in files at once. Now
+// every path at or below a nested repository of the target is left
+// gitlink, untouched. Found by an adversarial pass.
+func TestD14NothingIsDeletedForTheTargetsNestedRepository(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		f := newFixture(t, checkpoint.IsolationWorktree)
+		f.r.Write("lib/n.txt", "nested\n")
+		initNested(t, f.r.Path("lib"))
+		k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+		os.RemoveAll(f.r.Path("lib/.git"))
+		want := "lib/n.txt"
+		if replace {
+			os.RemoveAll(f.r.Path("lib"))
+			f.r.Write("lib", "a file now\n")
+			want = "lib"
+		}
+		f.take(checkpoint.ReasonTurnEnd)
+		plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+		for _, x := range plan.Repos[0].Files {
+			if x.Path == "lib" || strings.HasPrefix(x.Path, "lib/") {
+				t.Errorf("replace %v: the plan changes %s, below the target's nested repository", replace, x.Path)
+			}
+		}
+		found := false
+		for _, l := range plan.Repos[0].Left {
+			found = found || (l.Path == want && l.Reason == "gitlink")
+		}
+		if !found {
+			t.Errorf("replace %v: left %+v, want %s gitlink", replace, plan.Repos[0].Left, want)
+		}
+		if _, err := os.Lstat(f.r.Path(want)); err != nil {
+			t.Errorf("replace %v: %s is gone: %v", replace, want, err)
+		}
+		if res.Exact == nil || !*res.Exact {
+			t.Errorf("replace %v: exact %v", replace, res.Exact)
+		}
+	}
+}
+
+// D15: a directory the user's index tracks paths below became a repository
+// of its own (git init vendor): git descends into it, so a capture holds its
+// new file as the tree's, and a rollback deleted it from the nested
+// repository's work tree. Nothing is written into or deleted from a
+// directory holding a .git: left ignored_in_the_way. Found by an
+// adversarial pass.
+func TestD15NothingIsDeletedFromAnUnreportedNestedRepository(t *testing.T) {
+	f := newFixture(t, "")
+	f.r.Write("vendor/lib.c", "lib\n")
+	f.r.Commit("vendor")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Write("vendor/own.c", "the nested repository's own, never committed\n")
+	nested := &gittest.Repo{T: t, Dir: f.r.Path("vendor"), GitDir: f.r.Path("vendor/.git")}
+	nested.Git("init", "-q", "-b", "main")
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, _ := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if len(plan.Repos[0].Left) != 1 || plan.Repos[0].Left[0] != (rollback.Left{Path: "vendor/own.c", Reason: "ignored_in_the_way", Detail: "vendor"}) {
+		t.Errorf("left %+v, want vendor/own.c ignored_in_the_way", plan.Repos[0].Left)
+	}
+	if got := f.r.Read("vendor/own.c"); got != "the nested repository's own, never committed\n" {
+		t.Errorf("vendor/own.c is %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -201,10 +202,27 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	for x := range exp.TooBig {
 		tooBig[x] = true
 	}
+	// Below a nested repository or gitlink of T: T never recorded what was
+	// there, so nothing is deleted or written for it (rollback.go
+	// nestedRoot).
+	nestedT := func(x string) bool {
+		for q := x; ; {
+			if _, ok := c.subs[q]; ok || c.tree[q].Mode == "160000" {
+				return true
+			}
+			i := strings.LastIndexByte(q, '/')
+			if i < 0 {
+				return false
+			}
+			q = q[:i]
+		}
+	}
 	var cands []string
 	for _, x := range changes {
 		_, inT := c.tree[x]
 		switch {
+		case nestedT(x):
+			p.left[x] = "gitlink"
 		case gitlink(x):
 			p.left[x] = "gitlink"
 		case tooBig[x]:
@@ -306,8 +324,10 @@ func (s *seq) blocked(cands []string, deletes map[string]bool, S, T treeMap, d *
 			if !ok {
 				break
 			}
-			if d.Nested[q] {
-				bad = true // a nested repository is never written into
+			if d.Nested[q] || (st.IsDir() && s.hasGit(q)) {
+				// A nested repository is never written into, also one git
+				// descends into because the index tracks paths below it.
+				bad = true
 			} else if !st.IsDir() {
 				// A file or symlink the plan deletes leaves nothing below
 				// it (and lstat must not look through a symlink there).
@@ -345,7 +365,7 @@ func (s *seq) blocked(cands []string, deletes map[string]bool, S, T treeMap, d *
 			if !ok {
 				break
 			}
-			if !st.IsDir() {
+			if !st.IsDir() || s.hasGit(strings.Join(parts[:i], "/")) {
 				out[x] = true
 			}
 		}
@@ -359,6 +379,13 @@ func (s *seq) blocked(cands []string, deletes map[string]bool, S, T treeMap, d *
 		}
 	}
 	return out
+}
+
+// hasGit reports whether directory q of the tree holds a .git (directory
+// or file): a repository of its own, whatever git makes of it.
+func (s *seq) hasGit(q string) bool {
+	_, err := os.Lstat(filepath.Join(s.abs(q), ".git"))
+	return err == nil
 }
 
 // predictHead implements RFC 7.5's checks with git's own answers: ""
