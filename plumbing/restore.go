@@ -144,11 +144,60 @@ func (r *Repo) MoveHead(ctx context.Context, branch string, newOID, oldOID OID, 
 }
 
 // ResetIndex makes the user's real index follow HEAD after it moved (RFC
-// 7.5): read-tree of the commit, then a quiet refresh so unchanged files
-// show clean.
+// 7.5): read-tree of the commit, the skip-worktree and assume-unchanged
+// bits put back on the paths that had them (a sparse checkout stays
+// sparse), then a quiet refresh so unchanged files show clean.
 func (r *Repo) ResetIndex(ctx context.Context, commit OID) error {
+	// A plain read-tree drops every entry's skip-worktree and
+	// assume-unchanged bits: a sparse checkout would then see each file
+	// outside its cone as deleted, and `git commit -a` would delete it.
+	// The bits are kept for the paths the new index still has.
+	bits, err := r.Run(ctx, Options{}, "ls-files", "-v", "-z")
+	if err != nil {
+		return fmt.Errorf("reading the index before resetting it: %w", err)
+	}
+	var skip, assume []string
+	for _, rec := range strings.Split(string(bits), "\x00") {
+		if len(rec) < 3 || rec[1] != ' ' {
+			continue
+		}
+		tag, path := rec[0], rec[2:]
+		if tag == 'S' || tag == 's' {
+			skip = append(skip, path)
+		}
+		if tag >= 'a' && tag <= 'z' {
+			assume = append(assume, path)
+		}
+	}
 	if _, err := r.Run(ctx, Options{}, "read-tree", string(commit)); err != nil {
 		return fmt.Errorf("resetting the index to %s: %w", commit, err)
+	}
+	if len(skip)+len(assume) > 0 {
+		now, err := r.Run(ctx, Options{}, "ls-files", "-z")
+		if err != nil {
+			return fmt.Errorf("reading the reset index: %w", err)
+		}
+		have := map[string]bool{}
+		for _, p := range strings.Split(string(now), "\x00") {
+			have[p] = true
+		}
+		for _, set := range []struct {
+			flag  string
+			paths []string
+		}{{"--skip-worktree", skip}, {"--assume-unchanged", assume}} {
+			var keep []string
+			for _, p := range set.paths {
+				if have[p] {
+					keep = append(keep, p)
+				}
+			}
+			if len(keep) == 0 {
+				continue
+			}
+			if _, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(keep))}, "update-index", "-z", set.flag, "--stdin"); err != nil {
+				return fmt.Errorf("keeping %s bits: %w", set.flag, err)
+			}
+		}
 	}
 	if _, err := r.Run(ctx, Options{}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
 		return fmt.Errorf("refreshing the index: %w", err)

@@ -625,3 +625,33 @@ func TestD15NothingIsDeletedFromAnUnreportedNestedRepository(t *testing.T) {
 		t.Errorf("vendor/own.c is %q", got)
 	}
 }
+
+// D16: a rollback that moves HEAD makes the user's index follow it with a
+// plain read-tree, which dropped every skip-worktree and assume-unchanged
+// bit: in a sparse checkout each file outside the cone then showed as
+// deleted, and `git commit -a` would have deleted it. The bits are kept.
+// Found by an adversarial pass.
+func TestD16IndexBitsSurviveHeadMoving(t *testing.T) {
+	f := newFixture(t, checkpoint.IsolationWorktree)
+	f.r.Write("in/i.txt", "i\n")
+	f.r.Write("out/o.txt", "o\n")
+	f.r.Write("frozen.txt", "f\n")
+	f.r.Commit("init")
+	f.r.Git("update-index", "--skip-worktree", "out/o.txt")
+	os.Remove(f.r.Path("out/o.txt")) // outside the sparse cone: not on disk
+	f.r.Git("update-index", "--assume-unchanged", "frozen.txt")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Write("in/i.txt", "i2\n")
+	f.r.Git("commit", "-qam", "the agent commits")
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, _ := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	if !plan.Repos[0].Head.Moves {
+		t.Fatalf("HEAD does not move back: %+v", plan.Repos[0].Head)
+	}
+	if got := f.r.Git("ls-files", "-v", "--", "out/o.txt", "frozen.txt"); got != "h frozen.txt\nS out/o.txt\n" {
+		t.Errorf("ls-files -v:\n%s", got)
+	}
+	if got := f.r.Git("status", "--porcelain"); got != "" {
+		t.Errorf("status after the rollback:\n%s", got)
+	}
+}
