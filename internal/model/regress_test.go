@@ -655,3 +655,35 @@ func TestD16IndexBitsSurviveHeadMoving(t *testing.T) {
 		t.Errorf("status after the rollback:\n%s", got)
 	}
 }
+
+// D17: a rollback that writes an ignore file and a file those rules ignore,
+// which the target held because the index tracked it then and no longer
+// does: the rollback checkpoint, a capture, leaves the file out (ignored,
+// untracked), and exact was false though the rollback did exactly its plan.
+// Found by seed 90000140.
+func TestD17AWriteTheRestoredRulesIgnore(t *testing.T) {
+	f := newFixture(t, "")
+	f.r.Write(".gitignore", ".env\n*.tmp\n")
+	f.r.Write("x.tmp", "tracked though ignored\n")
+	f.r.Git("add", "-f", "x.tmp")
+	f.r.Commit("x.tmp, forced in")
+	k1 := f.take(checkpoint.ReasonTurnStart).Checkpoint.Checkpoint
+	f.r.Git("rm", "-q", "--cached", "x.tmp")
+	os.Remove(f.r.Path("x.tmp"))
+	f.r.Write(".gitignore", ".env\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	plan, res := f.rollback(k1, rollback.Options{Outside: "overwrite"})
+	var files []string
+	for _, x := range plan.Repos[0].Files {
+		files = append(files, x.Change+" "+x.Path)
+	}
+	if strings.Join(files, ",") != "modify .gitignore,create x.tmp" {
+		t.Fatalf("plan files %q", files)
+	}
+	if got := f.r.Read("x.tmp"); got != "tracked though ignored\n" {
+		t.Errorf("x.tmp is %q", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v", res.Exact)
+	}
+}
