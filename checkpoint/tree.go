@@ -84,6 +84,9 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 		}
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "config"}, "reading config")
 	}
+	if cfg.Timeout > 0 {
+		lg.LockWait = cfg.Timeout // no append waits past a capture's bound
+	}
 	return &Tree{Repo: r, Log: lg, Config: cfg}, nil
 }
 

@@ -162,6 +162,9 @@ func ResolveEnd(harness string, p *journal.EndPending) string {
 	if harness != claudeCode.Name || p == nil || p.Transcript == "" || p.TextSHA256 == "" {
 		return ""
 	}
+	if st, err := os.Stat(p.Transcript); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
 	f, err := os.Open(p.Transcript)
 	if err != nil {
 		return ""
@@ -225,6 +228,13 @@ type transcriptEntry struct {
 // internal to Claude Code (HARNESS-HOOKS.md 1.8): lines that do not parse
 // are skipped. A file with no assistant line gives "", "", nil.
 func LastAssistant(path string) (uuid, text string, err error) {
+	// Only a regular file is read: opening a FIFO (or a device) named as
+	// the transcript would block the hook for good.
+	if st, err := os.Stat(path); err != nil {
+		return "", "", err
+	} else if !st.Mode().IsRegular() {
+		return "", "", fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", "", err

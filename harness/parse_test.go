@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,5 +291,30 @@ func write(t *testing.T, p, s string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A transcript_path that names a FIFO (or any file that is not regular) is
+// not opened: opening a FIFO for reading waits for a writer, for good.
+func TestLastAssistantRefusesAFifo(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "transcript.jsonl")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := LastAssistant(p)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("LastAssistant read a FIFO")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("LastAssistant blocked on a FIFO")
+	}
+	if got := ResolveEnd("claude-code", &journal.EndPending{Transcript: p, TextSHA256: textHash("x")}); got != "" {
+		t.Errorf("ResolveEnd on a FIFO = %q", got)
 	}
 }

@@ -7,6 +7,7 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,20 @@ import (
 // Log is the sidecar log of one repository. Dir is <git common dir>/venom.
 type Log struct {
 	Dir string
+	// LockWait bounds how long Append waits for the log lock, which
+	// another process holds for the moment of its own append; a holder
+	// stuck longer (suspended with ^Z, a hung file system) must not hold
+	// a hook past its timeout. 0 means DefaultLockWait. checkpoint.OpenTree
+	// sets it to venom.checkpoints.timeout.
+	LockWait time.Duration
 }
+
+// DefaultLockWait is Append's wait for the log lock when LockWait is 0.
+const DefaultLockWait = 30 * time.Second
+
+// ErrLogLocked is Append's error when the log lock stayed held for all of
+// LockWait.
+var ErrLogLocked = errors.New("the log lock (venom/locks/log.lock) is held by another process")
 
 // Open returns the log kept under commonDir (the repository's git common
 // directory), creating its directories.
@@ -68,8 +82,17 @@ func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // write, and fsyncs. It returns the records' sequence numbers. A torn last
 // line from a crash is cut off first.
 func (l *Log) Append(entries ...Entry) ([]int64, error) {
-	lk, err := LockFile(l.LockPath("log"), true)
+	wait := l.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	lk, err := WaitLock(ctx, l.LockPath("log"), true)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w for %s", ErrLogLocked, wait)
+		}
 		return nil, err
 	}
 	defer lk.Unlock()

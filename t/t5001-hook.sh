@@ -235,4 +235,21 @@ test_expect_success 'a relative GIT_DIR is the hook'"'"'s, not relative to the e
 	)
 '
 
+# A harness that closed its end of the hook's stdout must not kill it with
+# SIGPIPE: exit 0, and the event is handled (Cursor always writes a JSON
+# object, so its hook writes to stdout on every event).
+test_expect_success 'a harness that stopped reading neither kills the hook nor loses the event' '
+	git init -q pipes &&
+	(
+		cd pipes &&
+		echo a >a && git add a && git -c user.name=a -c user.email=a@b commit -qm i &&
+		sed -e "s|{{CWD}}|$PWD|g" "$FIXTURES/cursor/beforeSubmitPrompt.json" >ev.json &&
+		{ git-venom-hook cursor <ev.json 2>err; echo $? >rc; } | (exec <&-; sleep 1) &&
+		echo 0 >expect && test_cmp expect rc &&
+		venom_log | jq -r "select(.type == \"turn.started\") | .turn" >actual &&
+		echo t1 >expect &&
+		test_cmp expect actual
+	)
+'
+
 test_done

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
@@ -47,9 +49,32 @@ func runHook(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.Out, "usage: %s\n", hookUsage)
 		return nil
 	}
+	// A harness that closed its end of stdout or stderr must not kill the
+	// hook with SIGPIPE (exit 141, and a capture not taken): writes fail
+	// with EPIPE instead, and the event is handled all the same.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// A harness that gave up on the hook sends SIGTERM: whatever the hook
+	// is waiting on, it ends soon after, with status 0. Every step it may
+	// be cut at is one a crash may cut too (the log and refs stay whole).
+	term, done := make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
+	defer close(done)
+	defer signal.Stop(term)
+	go func() {
+		select {
+		case <-term:
+			time.Sleep(hookGrace)
+			os.Exit(0)
+		case <-done:
+		}
+	}()
 	hookEvent(ctx, e, args)
 	return nil
 }
+
+// hookGrace is how long a hook goes on after SIGTERM or an interrupt,
+// for a step under way to finish.
+const hookGrace = time.Second
 
 // hookEvent runs one harness hook event. It never fails: whatever goes
 // wrong is a line on stderr and the exit status is 0, so the harness never
