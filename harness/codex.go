@@ -130,8 +130,24 @@ var patchHeaders = []string{"*** Add File: ", "*** Update File: ", "*** Delete F
 // so a patch indented inside a heredoc parses too.
 func PatchPaths(patch string) []string {
 	var out []string
-	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimSpace(line)
+	lines := strings.Split(patch, "\n")
+	// A header starts its line, after the indentation of the patch's
+	// "*** Begin Patch" line when the whole patch is indented (a heredoc).
+	// A hunk's lines start with a space, + or -, and a context line may
+	// hold a header's text (a patch to docs about apply_patch): it names
+	// no file.
+	indent := ""
+	for _, line := range lines {
+		if t := strings.TrimLeft(line, " \t"); strings.HasPrefix(t, "*** Begin Patch") {
+			indent = line[:len(line)-len(t)]
+			break
+		}
+	}
+	for _, line := range lines {
+		line, ok := strings.CutPrefix(strings.TrimRight(line, " \t\r"), indent)
+		if !ok {
+			continue
+		}
 		for _, h := range patchHeaders {
 			if p, ok := strings.CutPrefix(line, strings.TrimSpace(h)); ok {
 				if p = strings.TrimSpace(p); p != "" {

@@ -247,8 +247,21 @@ func hookTimeout(capture time.Duration) int {
 // fsynced so the rename survives a crash. Permissions of an existing file
 // are kept; a new file is 0644.
 func writeAtomic(path string, data []byte) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
+	// A symlinked settings file is written at its target, also when the
+	// target does not exist yet (the link is kept, the target made).
+	for hops := 0; hops < 40; hops++ {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

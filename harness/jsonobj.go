@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // object is a JSON object that keeps its members in order, so a settings
@@ -72,6 +73,11 @@ func (o *object) valsList(k string) ([]any, bool) {
 // decodeJSON reads one JSON value, keeping object member order and numbers
 // as written.
 func decodeJSON(data []byte) (any, error) {
+	if !utf8.Valid(data) {
+		// encoding/json would read each bad byte as U+FFFD and the file
+		// would be written back changed: refuse it, untouched.
+		return nil, fmt.Errorf("the file is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec)

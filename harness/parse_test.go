@@ -48,10 +48,16 @@ func hash12(s string) string {
 func TestPatchPaths(t *testing.T) {
 	patch := "*** Begin Patch\n*** Add File: src/new.py\n+x\n*** Update File: src/app.py\n@@\n-a\n+b\n" +
 		"*** Update File: docs/old.md\n*** Move to: docs/new.md\n*** Delete File: gone.txt\r\n" +
-		"  *** Add File: /abs/indented.txt\n+y\n*** Update File: src/app.py\n*** End Patch\n"
-	want := []string{"src/new.py", "src/app.py", "docs/old.md", "docs/new.md", "gone.txt", "/abs/indented.txt"}
+		"*** Update File: docs/patch.md\n@@ ## example\n *** Delete File: precious.txt\n-old\n+*** Add File: x\n" +
+		"*** Update File: src/app.py\n*** End Patch\n"
+	want := []string{"src/new.py", "src/app.py", "docs/old.md", "docs/new.md", "gone.txt", "docs/patch.md"}
 	if got := PatchPaths(patch); !reflect.DeepEqual(got, want) {
-		t.Errorf("PatchPaths = %q, want %q", got, want)
+		t.Errorf("PatchPaths = %q, want %q (a hunk's lines name no file)", got, want)
+	}
+	// A whole patch indented, as in a heredoc: its headers are too.
+	indented := "  *** Begin Patch\n  *** Add File: /abs/indented.txt\n  +y\n   *** Delete File: context.txt\n  *** End Patch\n"
+	if got := PatchPaths(indented); !reflect.DeepEqual(got, []string{"/abs/indented.txt"}) {
+		t.Errorf("PatchPaths of an indented patch = %q", got)
 	}
 	if got := PatchPaths("no headers here"); got != nil {
 		t.Errorf("PatchPaths of no patch = %q", got)
