@@ -116,13 +116,21 @@ do
 done
 
 # A killed capture cannot remove its private index; a later capture removes
-# such leftovers once they are an hour old (a younger one may belong to a
-# capture that is still running).
-test_expect_success 'private indexes left by crashed captures are removed once an hour old' '
+# such leftovers once they were made an hour ago (a younger one may belong
+# to a capture that is still running). Made: the ctime, since a private
+# index keeps the user's index mtime on purpose; an old mtime alone keeps
+# it. A ctime cannot be set back, so the hour is lowered for the test.
+test_expect_success 'private indexes left by crashed captures are removed once made an hour ago' '
 	tmp=$(git rev-parse --path-format=absolute --git-path venom/tmp) &&
+	find "$tmp" -type f >crashed.out &&
+	test_line_count = 3 crashed.out &&
 	find "$tmp" -type f -exec touch -t 200001010000 {} + &&
 	echo after-crashes >>one.t &&
 	take &&
+	find "$tmp" -type f >kept.out &&
+	test_cmp crashed.out kept.out &&
+	echo again >>one.t &&
+	(export GIT_VENOM_TEST_TMP_AGE=0s && take) &&
 	find "$tmp" -type f >left.out &&
 	test_must_be_empty left.out
 '
