@@ -3,8 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/venom-org/git-venom/journal"
@@ -63,26 +62,15 @@ func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (strin
 // one sends the caller to the replay. Agent ids are plain (refs.ValidAgent),
 // so they appear in a record as written here.
 func mayHaveNote(path, agent string) bool {
-	data, err := os.ReadFile(path)
+	lines, err := (&journal.Log{Dir: filepath.Dir(path)}).LinesOfType(journal.TypeNotePending, true)
 	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
+		return true // the replay will say what is wrong
 	}
-	typ := []byte(`"type":"` + journal.TypeNotePending + `"`)
 	who := []byte(`"agent":"` + agent + `"`)
-	for len(data) > 0 {
-		i := bytes.Index(data, typ)
-		if i < 0 {
-			return false
-		}
-		start := bytes.LastIndexByte(data[:i], '\n') + 1
-		end := bytes.IndexByte(data[i:], '\n')
-		if end < 0 {
-			end = len(data) - i
-		}
-		if bytes.Contains(data[start:i+end], who) {
+	for _, line := range lines {
+		if bytes.Contains(line, who) {
 			return true
 		}
-		data = data[i+end:]
 	}
 	return false
 }

@@ -403,27 +403,12 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *journal.AgentBindin
 // the lines that hold one are decoded, which keeps every event's cost low
 // on a long log.
 func bindings(l *journal.Log) ([]journal.AgentBinding, error) {
-	data, err := os.ReadFile(l.Path())
+	lines, err := l.LinesOfType(journal.TypeAgentBinding, false)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
 		return nil, err
 	}
-	needle := []byte(`"type":"` + journal.TypeAgentBinding + `"`)
 	var out []journal.AgentBinding
-	for len(data) > 0 {
-		i := bytes.Index(data, needle)
-		if i < 0 {
-			break
-		}
-		start := bytes.LastIndexByte(data[:i], '\n') + 1
-		end := bytes.IndexByte(data[i:], '\n')
-		if end < 0 {
-			break // a torn last line
-		}
-		line := data[start : i+end]
-		data = data[i+end+1:]
+	for _, line := range lines {
 		var b journal.AgentBinding
 		if err := json.Unmarshal(line, &b); err != nil {
 			return nil, fmt.Errorf("log record %.60s: %w", line, err)

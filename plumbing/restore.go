@@ -152,21 +152,21 @@ func (r *Repo) ResetIndex(ctx context.Context, commit OID) error {
 	// assume-unchanged bits: a sparse checkout would then see each file
 	// outside its cone as deleted, and `git commit -a` would delete it.
 	// The bits are kept for the paths the new index still has.
-	bits, err := r.Run(ctx, Options{}, "ls-files", "-v", "-z")
+	out, err := r.Run(ctx, Options{}, "ls-files", "-s", "-v", "-z")
 	if err != nil {
 		return fmt.Errorf("reading the index before resetting it: %w", err)
 	}
+	entries, err := ParseLsFiles(out)
+	if err != nil {
+		return err
+	}
 	var skip, assume []string
-	for _, rec := range strings.Split(string(bits), "\x00") {
-		if len(rec) < 3 || rec[1] != ' ' {
-			continue
+	for _, e := range entries {
+		if e.SkipWorktree() {
+			skip = append(skip, e.Path)
 		}
-		tag, path := rec[0], rec[2:]
-		if tag == 'S' || tag == 's' {
-			skip = append(skip, path)
-		}
-		if tag >= 'a' && tag <= 'z' {
-			assume = append(assume, path)
+		if e.AssumeUnchanged() {
+			assume = append(assume, e.Path)
 		}
 	}
 	if _, err := r.Run(ctx, Options{}, "read-tree", string(commit)); err != nil {

@@ -59,7 +59,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("--restore files restores the files alone")
 	}
 	// Steps 4 and 5: files, then HEAD.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...), p.snap)}
+	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap)}
 	if err := ap.run(ctx); err != nil {
 		code, data := ap.recover(ctx, err)
 		ended.Code = code
@@ -83,7 +83,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		// Only the planned paths can differ from S: read them again from
 		// S's private index, so verifying costs what the writes cost.
 		var paths []string
-		for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
+		for _, c := range p.changes() {
 			paths = append(paths, c.Path)
 		}
 		var snap2 *plumbing.Snapshot
@@ -175,10 +175,15 @@ func (ap *applier) rereadEnough(ctx context.Context) bool {
 	return err == nil && len(fp) == 0
 }
 
+// changes is the plan's deletions, then its writes.
+func (p *plan) changes() []plumbing.TreeChange {
+	return append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...)
+}
+
 // writesIgnoreRules reports whether the plan writes or removes a
 // .gitignore, which changes what a capture leaves out.
 func (p *plan) writesIgnoreRules() bool {
-	for _, c := range append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...) {
+	for _, c := range p.changes() {
 		if c.Path == ".gitignore" || strings.HasSuffix(c.Path, "/.gitignore") {
 			return true
 		}
