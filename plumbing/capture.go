@@ -110,6 +110,23 @@ func RemovePrivateIndex(path string) {
 // caller's environment is never used (a hook exports it).
 func (r *Repo) RealIndex() string { return filepath.Join(r.GitDir, "index") }
 
+// privateCopy copies the index file src (the user's, or a capture's kept
+// one) to a new private index for purpose, keeping its mtime
+// (CopyKeepMtime), and returns its path and the stat of the file copied.
+// On an error nothing is left behind.
+func (r *Repo) privateCopy(purpose, src string) (string, os.FileInfo, error) {
+	idx, err := r.PrivateIndex(purpose)
+	if err != nil {
+		return "", nil, err
+	}
+	fi, err := copyKeepMtime(src, idx)
+	if err != nil {
+		RemovePrivateIndex(idx)
+		return "", nil, fmt.Errorf("copying the index to a private one: %w", err)
+	}
+	return idx, fi, nil
+}
+
 // CopyKeepMtime copies a file (the real index) to dst keeping its mtime, as `cp -p`
 // does. git's racy-entry check compares each entry's mtime with the index
 // file's own; a copy stamped "now" makes a same-second, same-size edit look
@@ -200,7 +217,8 @@ func (r *Repo) headState(ctx context.Context, withTree bool) (head OID, branch s
 // (BR-21). Errors: *TooLargeError, *Error, or the context's error on
 // timeout.
 func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error) {
-	idx, err := r.PrivateIndex("capture")
+	read := time.Now()
+	idx, indexStat, err := r.privateCopy("capture", r.RealIndex())
 	if err != nil {
 		return nil, err
 	}
@@ -210,11 +228,6 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			RemovePrivateIndex(idx)
 		}
 	}()
-	read := time.Now()
-	indexStat, err := copyKeepMtime(r.RealIndex(), idx)
-	if err != nil {
-		return nil, fmt.Errorf("copying the index: %w", err)
-	}
 	failpoint.Hit("capture.index-copied")
 	// The cache entry for this index file, if any; store is what this
 	// capture learnt about it, written when the capture ends, whether it

@@ -50,7 +50,7 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			}
 		}
 	}
-	idx, err := r.PrivateIndex("recapture")
+	idx, _, err := r.privateCopy("recapture", prev.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +60,6 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			RemovePrivateIndex(idx)
 		}
 	}()
-	if err := CopyKeepMtime(prev.Index, idx); err != nil {
-		return nil, fmt.Errorf("copying the private index: %w", err)
-	}
 	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, Index: idx}
 	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
 		return nil, err
