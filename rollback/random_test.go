@@ -492,10 +492,12 @@ func (it *iteration) run() (undoRefused bool) {
 		it.errorf("files on disk after the rollback to %s (left %v):\n%s", k, left, d)
 	}
 	// Deletions removed their parents that became empty (RFC 7.4 recipe
-	// step 2): a directory with no file below it was one before too.
+	// step 2): a directory with nothing in it now had no file below it
+	// before either. (One that holds only an empty directory that was
+	// there before is not empty, and stays.)
 	nowAll := disk(it.t, r.Dir)
 	for d, e := range nowAll {
-		if e.Kind == "dir" && fileless(nowAll, d) && !(before[d].Kind == "dir" && fileless(before, d)) {
+		if e.Kind == "dir" && empty(nowAll, d) && !(before[d].Kind == "dir" && fileless(before, d)) {
 			it.errorf("directory %q is empty after the rollback, and was not before", d)
 		}
 	}
@@ -568,6 +570,16 @@ func underLeft(p string, left map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// empty reports whether no entry of m is below directory d.
+func empty(m map[string]entry, d string) bool {
+	for p := range m {
+		if strings.HasPrefix(p, d+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // fileless reports whether no file or symlink of m is below directory d.
