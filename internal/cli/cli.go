@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -73,6 +74,9 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	if !ok {
 		return report(e, rfcerr.New("invalid_params.command", nil, "unknown command %q", verb))
 	}
+	if path := os.Getenv("GIT_VENOM_CPUPROFILE"); path != "" {
+		defer startProfile(path)()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, e, args); err != nil {
@@ -86,6 +90,26 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		return report(e, err)
 	}
 	return 0
+}
+
+// startProfile writes a CPU profile of this process (not of its git
+// children) to path, for `go tool pprof`; GIT_VENOM_CPUPROFILE=<path>
+// turns it on (bench/README.md, Profiling). It returns the function that
+// stops and closes it. A profile that cannot start is no error: the
+// command runs without one.
+func startProfile(path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		return func() {}
+	}
+	if pprof.StartCPUProfile(f) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // exitCode is RFC 11.3's table: the class of a code fixes the exit status.
