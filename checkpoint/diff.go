@@ -62,16 +62,6 @@ func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
 	return snap, nil
 }
 
-// CurrentTreeKept is CurrentTree keeping its private index in
-// Snapshot.Index, for a later Recapture; the caller removes it.
-func (t *Tree) CurrentTreeKept(ctx context.Context) (*plumbing.Snapshot, error) {
-	snap, err := t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes, KeepIndex: true})
-	if err != nil {
-		return nil, classify(t, err)
-	}
-	return snap, nil
-}
-
 // TreeDiff lists the files that differ between two trees (or commits),
 // with line counts: two diff-tree calls, raw and numstat, both -z.
 func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error) {

@@ -49,10 +49,6 @@ type Snapshot struct {
 	Bytes      int64
 	// Changed is the number of paths the status walk listed.
 	Changed int
-	// Index is the private index the tree was written from, when the
-	// capture was asked to keep it (CaptureOptions.KeepIndex); the caller
-	// removes it with RemovePrivateIndex.
-	Index string
 }
 
 // CaptureOptions bounds one capture (RFC 11.5 max_file_bytes,
@@ -60,8 +56,6 @@ type Snapshot struct {
 type CaptureOptions struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
-	// KeepIndex keeps the private index for Reread (Snapshot.Index).
-	KeepIndex bool
 }
 
 // TooLargeError is a capture whose new and changed files together pass
@@ -222,12 +216,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if err != nil {
 		return nil, err
 	}
-	keep := false
-	defer func() {
-		if !keep {
-			RemovePrivateIndex(idx)
-		}
-	}()
+	defer RemovePrivateIndex(idx)
 	failpoint.Hit("capture.index-copied")
 	// The cache entry for this index file, if any; store is what this
 	// capture learnt about it, written when the capture ends, whether it
@@ -405,9 +394,64 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	sort.Slice(snap.Submodules, func(i, j int) bool { return snap.Submodules[i].Path < snap.Submodules[j].Path })
 
-	// Step 4: stage exactly what status listed. Paths on stdin are literal
-	// (never pathspecs, so ':todo.md' is a name: BR-38); --replace lets a
-	// file become a directory and back (BR-32).
+	// Step 4: stage exactly what status listed, and write the tree. The
+	// tree starts from the index's own: HEAD's when the cache says the
+	// index's tree is HEAD's (HEAD reaches it, so no gc can have pruned
+	// it since), else what write-tree makes of the copy as it still is,
+	// which costs no index write while the index's cache tree is valid.
+	// An unmerged index has none, and takes the full way below.
+	wroteInfo := indexInfo.Len() > 0
+	unwritten := len(update) == 0 && len(removed) == 0 && !wroteInfo
+	var base OID
+	if cached != nil && cached.Tree != "" && cached.Tree == headTree {
+		base = headTree
+	} else if tree, err := r.Line(ctx, Options{Env: env}, "write-tree"); err == nil {
+		base = OID(tree)
+		if keyed {
+			if store == nil && cached.Tree != base {
+				c := *cached
+				store = &c
+			}
+			if store != nil {
+				store.Tree = base
+			}
+		}
+	} else if unwritten || ctx.Err() != nil {
+		return nil, fmt.Errorf("writing the tree: %w", err)
+	}
+	if unwritten {
+		snap.Tree = base
+		return snap, nil
+	}
+	var infoPaths []string
+	for _, rec := range bytes.Split(indexInfo.Bytes(), []byte{0}) {
+		if _, p, ok := bytes.Cut(rec, []byte{'\t'}); ok {
+			infoPaths = append(infoPaths, string(p))
+		}
+	}
+	if base != "" {
+		// The paths' entries from an index of those paths alone, and the
+		// tree from base with them: no rewrite of a copy of the whole
+		// index, so a capture's cost beyond its one status grows with the
+		// paths that changed (treeEditor, issue 3). A failure to read the
+		// work tree fails the capture as it would the full way; one of
+		// the editor itself (an object gone from base) takes the full way.
+		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths)
+		var se *stageError
+		switch {
+		case err == nil:
+			snap.Tree = tree
+			return snap, nil
+		case errors.As(err, &se) || ctx.Err() != nil:
+			return nil, err
+		case r.trace != nil:
+			fmt.Fprintf(r.trace, "venom trace: editing the tree failed, taking the full way: %v\n", err)
+		}
+	}
+	// The full way: the paths staged in the copy of the whole index.
+	// Paths on stdin are literal (never pathspecs, so ':todo.md' is a
+	// name: BR-38); --replace lets a file become a directory and back
+	// (BR-32).
 	if len(removed) > 0 {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(removed))},
 			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
@@ -415,27 +459,10 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	if len(update) > 0 {
-		// A file that shrinks while git hashes it (an agent or editor
-		// rewriting it during the capture) makes update-index die with
-		// "short read while indexing". It dies before writing the private
-		// index, so the same step is run again, on the file's new content;
-		// only a file that keeps changing fails the capture.
-		for try := 1; ; try++ {
-			_, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(update))},
-				"update-index", "-z", "--add", "--remove", "--replace", "--stdin")
-			if err == nil {
-				break
-			}
-			var ge *Error
-			if try < 3 && errors.As(err, &ge) && strings.Contains(ge.Stderr, "short read while indexing") {
-				continue
-			}
-			return nil, fmt.Errorf("updating the private index: %w", err)
+		if err := r.updateIndex(ctx, env, update); err != nil {
+			return nil, err
 		}
 	}
-	// Running update-index drains indexInfo: whether it wrote anything is
-	// kept for the no-write check below.
-	wroteInfo := indexInfo.Len() > 0
 	if wroteInfo {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: &indexInfo},
 			"update-index", "-z", "--index-info"); err != nil {
@@ -443,42 +470,42 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	failpoint.Hit("capture.index-updated")
-	// When no step wrote the private index it is still a byte-for-byte copy
-	// of the real one, and the tree write-tree prints for it depends on
-	// that file alone: it is cached with the index's key. (Status lists
-	// nested repositories, dirty submodules and files over MaxFileBytes
-	// without any of them being written, so what counts is the writes.)
-	// The cached tree is used only when it is HEAD's: that is the usual
-	// clean tree, and one HEAD reaches, so no gc can have pruned it since
-	// it was cached.
-	unwritten := len(assumed) == 0 && len(update) == 0 && len(removed) == 0 && !wroteInfo
-	if unwritten && cached != nil && cached.Tree != "" && cached.Tree == headTree {
-		snap.Tree = headTree
-		keep = o.KeepIndex
-		if keep {
-			snap.Index = idx
-		}
-		return snap, nil
-	}
 	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
 	if err != nil {
 		return nil, fmt.Errorf("writing the tree: %w", err)
 	}
 	snap.Tree = OID(tree)
-	if unwritten && keyed {
-		if store == nil && cached.Tree != snap.Tree {
-			c := *cached
-			store = &c
-		}
-		if store != nil {
-			store.Tree = snap.Tree
-		}
-	}
-	keep = o.KeepIndex
-	if keep {
-		snap.Index = idx
-	}
 	return snap, nil
+}
+
+// editCapture writes a capture's tree as base with the paths that status
+// listed changed: update read again from the work tree, removed taken
+// out, info's --index-info records (about infoPaths) applied last, all as
+// they would be in a copy of the whole index (Repo.stage, treeEditor).
+func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string) (OID, error) {
+	ed, err := r.editTree(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	defer ed.close()
+	changes, err := r.stage(ctx, ed, update, info, infoPaths)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range removed {
+		if _, again := changes[p]; !again {
+			changes[p] = nil
+		}
+	}
+	failpoint.Hit("capture.index-updated")
+	tree, err := ed.apply(changes)
+	if err != nil {
+		return "", err
+	}
+	if err := ed.close(); err != nil {
+		return "", err
+	}
+	return tree, nil
 }
 
 type sized struct {

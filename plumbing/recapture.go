@@ -14,28 +14,24 @@ import (
 // would not be what Capture makes of them.
 var ErrRereadNotEnough = errors.New("reread: a path needs a full capture")
 
-// Reread makes a snapshot of the tree from an earlier one whose private
-// index was kept (Snapshot.Index), reading again only paths: the ones a
-// rollback just wrote or removed (RFC 7.4 step 6, "capture again"). It
-// decides each path as Capture would: absent, or present but ignored and
-// not tracked by the user's index, and it leaves the snapshot; otherwise
-// its bytes and mode are read again. One `git check-ignore` over the
-// present paths, one or two `git update-index` and one `git write-tree`:
-// a rollback's verification costs what its writes cost, not a second walk
-// of the tree (issue 3).
+// Reread makes a snapshot of the tree from an earlier one, reading again
+// only paths: the ones a rollback just wrote or removed (RFC 7.4 step 6,
+// "capture again"). It decides each path as Capture would: absent, or
+// present but ignored and not tracked by the user's index, and it leaves
+// the snapshot; otherwise its bytes and mode are read again, by `git
+// update-index` in an index of those paths alone (stage), and the new tree
+// is prev's tree with those entries changed (treeEditor): a rollback's
+// verification costs what its writes cost, not a second walk of the tree,
+// nor a rewrite of a full index (issue 3).
 //
 // It is a capture only while nothing else can have changed what Capture
 // would say of the other paths: the user's index and HEAD as they were for
 // prev, no ignore rule among paths, no smudge filter run for them. The
-// caller takes a full Capture otherwise. HEAD is read again. The returned
-// snapshot owns a new private index; prev's is left as it was. Errors are
+// caller takes a full Capture otherwise. HEAD is read again. Errors are
 // git's, wrapped, or ErrRereadNotEnough when a path is one Capture treats
 // apart (a regular file over maxFileBytes, or one prev skipped): the
 // caller takes a full Capture then.
 func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFileBytes int64) (*Snapshot, error) {
-	if prev.Index == "" {
-		return nil, fmt.Errorf("reread: the previous capture kept no index")
-	}
 	skipped := map[string]bool{}
 	for _, s := range prev.Skipped {
 		skipped[s.Path] = true
@@ -50,17 +46,8 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			}
 		}
 	}
-	idx, _, err := r.privateCopy("recapture", prev.Index)
-	if err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			RemovePrivateIndex(idx)
-		}
-	}()
-	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, Index: idx}
+	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules}
+	var err error
 	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
 		return nil, err
 	}
@@ -89,25 +76,28 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			present = kept
 		}
 	}
-	env := []string{"GIT_INDEX_FILE=" + idx}
-	if len(gone) > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(gone))},
-			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
-			return nil, fmt.Errorf("removing paths from the private index: %w", err)
-		}
+	ed, err := r.editTree(ctx, prev.Tree)
+	if err != nil {
+		return nil, err
 	}
+	defer ed.close()
+	changes := map[string]*Entry{}
 	if len(present) > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(present))},
-			"update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
-			return nil, fmt.Errorf("updating the private index: %w", err)
+		if changes, err = r.stage(ctx, ed, present, nil, nil); err != nil {
+			return nil, err
 		}
 	}
-	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	for _, p := range gone {
+		changes[p] = nil
+	}
+	tree, err := ed.apply(changes)
 	if err != nil {
 		return nil, fmt.Errorf("writing the tree: %w", err)
 	}
-	snap.Tree = OID(tree)
-	ok = true
+	if err := ed.close(); err != nil {
+		return nil, fmt.Errorf("writing the tree: %w", err)
+	}
+	snap.Tree = tree
 	return snap, nil
 }
 

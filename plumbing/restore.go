@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -489,4 +490,27 @@ func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, e
 		res[p] = OID(lines[i])
 	}
 	return res, nil
+}
+
+// BlobSizes returns the size in bytes of each of oids, from one `git
+// cat-file --batch-check`. An object git does not have is an error.
+func (r *Repo) BlobSizes(ctx context.Context, oids []OID) (map[OID]int64, error) {
+	var in bytes.Buffer
+	for _, o := range oids {
+		in.WriteString(string(o) + "\n")
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check=%(objectname) %(objectsize)")
+	if err != nil {
+		return nil, fmt.Errorf("reading object sizes: %w", err)
+	}
+	sizes := make(map[OID]int64, len(oids))
+	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		name, size, _ := strings.Cut(l, " ")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("reading object sizes: %q", l)
+		}
+		sizes[OID(name)] = n
+	}
+	return sizes, nil
 }

@@ -89,7 +89,6 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		var snap2 *plumbing.Snapshot
 		snap2, err = t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
 		if err == nil {
-			defer plumbing.RemovePrivateIndex(snap2.Index)
 			tho.Snapshot = snap2
 			after, err = t.Take(ctx, tho)
 		} else if errors.Is(err, plumbing.ErrRereadNotEnough) {

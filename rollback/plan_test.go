@@ -141,3 +141,43 @@ func TestRefusedPlanKeepsNoPrivateIndex(t *testing.T) {
 		t.Errorf("a refused plan left %s in venom/tmp", e.Name())
 	}
 }
+
+// TestTargetFileTooBig: a file the target holds over maxFileBytes (a
+// commit put it in the index, and the capture took the index's entry) is
+// left too_big and not written: the capture after the rollback could not
+// record it, so the rollback would not be exact and its undo could not
+// bring back what was there (TestRandomTrees seed 536198355). The other
+// paths are rolled back, exactly, and the undo restores everything.
+func TestTargetFileTooBig(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	f.r.Write("a.txt", "one\n")
+	f.r.Write("big.bin", string(make([]byte, 200)))
+	f.r.Commit("init")
+	k1 := f.take(checkpoint.ReasonTurnStart)
+	f.r.Write("a.txt", "two\n")
+	f.r.Write("big.bin", "small now\n")
+	f.r.Commit("agent")
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback(k1, rollback.Options{Restore: "files"})
+	if want := []rollback.Left{{Path: "big.bin", Reason: "too_big"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
+		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
+	}
+	if want := []rollback.File{{Path: "a.txt", Change: "modify", Class: "turn"}}; !reflect.DeepEqual(res.Repos[0].Files, want) {
+		t.Errorf("files %+v, want %+v", res.Repos[0].Files, want)
+	}
+	if got := f.r.Read("big.bin"); got != "small now\n" {
+		t.Errorf("big.bin is %q, want it untouched", got)
+	}
+	if got := f.r.Read("a.txt"); got != "one\n" {
+		t.Errorf("a.txt is %q, want k1's", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact %v, want true", res.Exact)
+	}
+	f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if got := f.r.Read("a.txt"); got != "two\n" {
+		t.Errorf("after the undo a.txt is %q, want two", got)
+	}
+}

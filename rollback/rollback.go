@@ -183,7 +183,6 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer plumbing.RemovePrivateIndex(p.snap.Index)
 	if o.DryRun {
 		return &p.res, nil
 	}
@@ -318,17 +317,10 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
-	p.snap, err = t.CurrentTreeKept(ctx)
+	p.snap, err = t.CurrentTree(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			// A refused plan keeps nothing: S's private index is as big
-			// as the user's (Run removes it on success).
-			plumbing.RemovePrivateIndex(p.snap.Index)
-		}
-	}()
 	tr := target.Rec.Repos[0]
 	repo := Repo{Repo: ".", Path: t.Path(), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
 	cur := optOID(p.snap.Head)
@@ -448,6 +440,15 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		kept = append(kept, c)
 	}
 	cands = kept
+	// A file the target holds over maxFileBytes (its capture took it from
+	// the index, where a commit had put it) does not replace the file at
+	// its path: no capture after could record what it wrote, so the undo
+	// could not put back what was there (RFC 7.4's too_big, on T's side).
+	// Where no file is, it is written: a big file deleted in a turn comes
+	// back (D12).
+	if cands, err = leaveTooBig(ctx, t, cands, addLeft); err != nil {
+		return nil, err
+	}
 	w := newWorktree(t.Path(), cands, p.snap)
 	for _, l := range w.blocked() {
 		addLeft(l)
@@ -525,6 +526,38 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
+
+// leaveTooBig returns cands without the writes over a file of S of
+// regular files whose blob is over the tree's maxFileBytes, each given to
+// addLeft as too_big. One `git cat-file --batch-check` reads the sizes.
+func leaveTooBig(ctx context.Context, t *checkpoint.Tree, cands []plumbing.TreeChange, addLeft func(Left)) ([]plumbing.TreeChange, error) {
+	max := t.Config.MaxFileBytes
+	regular := func(c plumbing.TreeChange) bool {
+		return (c.DstMode == "100644" || c.DstMode == "100755") && c.SrcMode != "000000"
+	}
+	var blobs []plumbing.OID
+	for _, c := range cands {
+		if regular(c) {
+			blobs = append(blobs, c.Dst)
+		}
+	}
+	if max <= 0 || len(blobs) == 0 {
+		return cands, nil
+	}
+	sizes, err := t.Repo.BlobSizes(ctx, blobs)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "cat-file"}, "reading the sizes of the target's files")
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if regular(c) && sizes[c.Dst] > max {
+			addLeft(Left{Path: c.Path, Reason: "too_big"})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, nil
+}
 
 // nestedRoot returns the member of nested that path is or is below.
 func nestedRoot(path string, nested map[string]string) (string, bool) {

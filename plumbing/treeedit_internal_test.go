@@ -1,0 +1,237 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/venom-org/git-venom/internal/gittest"
+)
+
+// TestTreeEditMatchesIndex: for random trees and random changes to their
+// files (edits, deletions, chmod, symlinks, a file replaced by a directory
+// and back, new directories, a nested repository, core.fileMode and
+// core.symlinks off), the tree an editor makes from the base tree and the
+// paths' staged entries is the one `git update-index` and `git write-tree`
+// make in a full copy of the index, for the same paths.
+func TestTreeEditMatchesIndex(t *testing.T) {
+	t.Parallel()
+	first, n := time.Now().UnixNano()%1_000_000_000, 30
+	if s := os.Getenv("GIT_VENOM_TEST_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, n = v, 1
+	}
+	t.Logf("seeds %d to %d (GIT_VENOM_TEST_SEED=<seed> reruns one)", first, first+int64(n)-1)
+	for i := 0; i < n; i++ {
+		seed := first + int64(i)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { treeEditCase(t, seed) })
+	}
+}
+
+func treeEditCase(t *testing.T, seed int64) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(seed))
+	g := gittest.New(t)
+	names := []string{"a", "b", "a.b", "a-b", "c d", "ü", "x\ny", ":z"}
+	pick := func(depth int) string {
+		var parts []string
+		for d := 0; d <= depth; d++ {
+			parts = append(parts, names[rng.Intn(len(names))])
+		}
+		return strings.Join(parts, "/")
+	}
+	write := func(p string) {
+		full := g.Path(p)
+		os.RemoveAll(full)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return // a parent is a file
+		}
+		switch rng.Intn(5) {
+		case 0:
+			os.Symlink(pick(0), full)
+		case 1:
+			os.WriteFile(full, []byte(fmt.Sprint(rng.Intn(4))), 0o755)
+		default:
+			os.WriteFile(full, []byte(fmt.Sprint(rng.Intn(4))), 0o644)
+		}
+	}
+	for i := 0; i < 25; i++ {
+		write(pick(rng.Intn(4)))
+	}
+	if rng.Intn(4) == 0 {
+		g.Git("config", "core.fileMode", "false")
+	}
+	if rng.Intn(4) == 0 {
+		g.Git("config", "core.symlinks", "false")
+	}
+	g.Git("add", "-A")
+	g.Git("commit", "-q", "--allow-empty", "-m", "base")
+	r, err := Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
+
+	// Random changes, and the paths to read again: every changed path, a
+	// few that did not change, a few that were never there.
+	touched := map[string]bool{}
+	tracked := strings.Split(strings.TrimSuffix(g.Git("ls-files", "-z"), "\x00"), "\x00")
+	for i := 0; i < 8; i++ {
+		switch p := tracked[rng.Intn(len(tracked))]; rng.Intn(6) {
+		case 0:
+			os.Remove(g.Path(p))
+			touched[p] = true
+		case 1:
+			os.Chmod(g.Path(p), os.FileMode(0o644|rng.Intn(2)*0o111))
+			touched[p] = true
+		case 2: // the file becomes a directory
+			os.Remove(g.Path(p))
+			q := p + "/" + pick(0)
+			write(q)
+			touched[p], touched[q] = true, true
+		case 3: // its directory becomes a file
+			if d := filepath.Dir(p); d != "." {
+				os.RemoveAll(g.Path(d))
+				write(d)
+				touched[d] = true
+				for _, q := range tracked {
+					if strings.HasPrefix(q, d+"/") {
+						touched[q] = true
+					}
+				}
+			}
+		default:
+			write(p)
+			touched[p] = true
+		}
+	}
+	for i := 0; i < 4; i++ {
+		p := pick(rng.Intn(3))
+		if rng.Intn(2) == 0 {
+			write(p)
+		}
+		touched[p] = true
+	}
+	if rng.Intn(3) == 0 {
+		sub := pick(0) + "sub"
+		os.RemoveAll(g.Path(sub))
+		g.Git("init", "-q", sub)
+		g.Git("-C", sub, "-c", "user.name=Dev", "-c", "user.email=dev@example.invalid", "commit", "-q", "--allow-empty", "-m", "s")
+		touched[sub] = true
+	}
+	for _, p := range tracked[:3] {
+		touched[p] = true
+	}
+	var present, gone []string
+	for p := range touched {
+		st, err := os.Lstat(g.Path(p))
+		switch {
+		case err != nil || !r.Exists(p):
+			gone = append(gone, p)
+		case st.IsDir():
+			if _, err := os.Stat(g.Path(p + "/.git")); err == nil {
+				present = append(present, p)
+			}
+		default:
+			present = append(present, p)
+		}
+	}
+	sort.Strings(present)
+	sort.Strings(gone)
+
+	// The index way.
+	idx, _, err := r.privateCopy("test", r.RealIndex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer RemovePrivateIndex(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if len(gone) > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(gone))}, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(present) > 0 {
+		if err := r.updateIndex(ctx, env, present); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The editor's way.
+	ed, err := r.editTree(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ed.close()
+	changes, err := r.stage(ctx, ed, present, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		changes[p] = nil
+	}
+	got, err := ed.apply(changes)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if err := ed.close(); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("seed %d (GIT_VENOM_TEST_SEED=%d): the editor made %s, the index %s; present %q, gone %q:\n%s",
+			seed, seed, got, want, present, gone, g.Git("diff-tree", "-r", want, string(got)))
+	}
+}
+
+// TestTreeEditContradiction: an entry below a path that also gets a file
+// entry is refused, and nothing is written for it.
+func TestTreeEditContradiction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := gittest.New(t)
+	g.Write("a/b", "1\n")
+	g.Commit("base")
+	r, err := Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := OID(g.HashBlob("1\n"))
+	ed, err := r.editTree(ctx, OID(g.Line("rev-parse", "HEAD^{tree}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ed.close()
+	_, err = ed.apply(map[string]*Entry{"a": {Mode: "100644", OID: blob}, "a/c": {Mode: "100644", OID: blob}})
+	if err == nil || !strings.Contains(err.Error(), `"a/c" gets an entry below "a"`) {
+		t.Errorf("a file and an entry below it: %v", err)
+	}
+	// A removal of a directory's path leaves the directory, as
+	// `update-index --force-remove` would.
+	tree, err := ed.apply(map[string]*Entry{"a": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Git("ls-tree", "-r", "--name-only", string(tree)); got != "a/b\n" {
+		t.Errorf("removing the path of a directory: %q", got)
+	}
+	// Removing the last file removes its directory; an empty result is
+	// the empty tree.
+	if tree, err = ed.apply(map[string]*Entry{"a/b": nil}); err != nil || tree != EmptyTree {
+		t.Errorf("removing everything: %s %v, want the empty tree", tree, err)
+	}
+}
