@@ -40,6 +40,7 @@ type treeEditor struct {
 	cat, mk *session
 	hexLen  int
 	trees   map[OID][]treeItem
+	buf     []byte // cat-file's answer being read
 }
 
 // editTree starts an editor of base, a tree's full hex name.
@@ -65,8 +66,42 @@ func (ed *treeEditor) close() error {
 	return err
 }
 
+// prefetch reads, a level at a time, the trees of base along paths (their
+// parent directories), so that lookup of them asks git nothing more: one
+// batch of requests per level of depth, not one request per tree.
+func (ed *treeEditor) prefetch(paths []string) error {
+	root := &editNode{}
+	for _, p := range paths {
+		if !validTreePath(p) {
+			return fmt.Errorf("editing a tree: bad path %q", p)
+		}
+		root.add(p, nil)
+	}
+	level := map[*editNode]OID{root: ed.base}
+	for len(level) > 0 {
+		var oids []OID
+		for _, oid := range level {
+			oids = append(oids, oid)
+		}
+		if err := ed.readAll(oids); err != nil {
+			return err
+		}
+		next := map[*editNode]OID{}
+		for n, oid := range level {
+			for _, it := range ed.trees[oid] {
+				if k := n.kids[it.name]; k != nil && len(k.kids) > 0 && it.mode == "40000" {
+					next[k] = it.oid
+				}
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
 // lookup returns path's entry in the base tree: nil when nothing is
-// there, or when a directory is.
+// there, or when a directory is. Trees prefetch did not read are read one
+// by one.
 func (ed *treeEditor) lookup(path string) (*Entry, error) {
 	if !validTreePath(path) {
 		return nil, fmt.Errorf("editing a tree: bad path %q", path)
@@ -74,12 +109,11 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 	cur := ed.base
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
-		list, err := ed.read(cur)
-		if err != nil {
+		if err := ed.readAll([]OID{cur}); err != nil {
 			return nil, err
 		}
 		next := OID("")
-		for _, it := range list {
+		for _, it := range ed.trees[cur] {
 			if it.name != name {
 				continue
 			}
@@ -106,8 +140,9 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 // entry at a path that is a directory in base replaces the directory, as
 // `update-index --replace` does, and anything changes holds below it must
 // then be a removal. Every object an entry names must exist, except
-// gitlinks' commits (mktree checks). Errors are git's, wrapped, or a
-// description of changes that contradict themselves.
+// gitlinks' commits (mktree checks). Trees are read a level at a time
+// going down, and written a level at a time coming back up. Errors are
+// git's, wrapped, or a description of changes that contradict themselves.
 func (ed *treeEditor) apply(changes map[string]*Entry) (OID, error) {
 	if len(changes) == 0 {
 		return ed.base, nil
@@ -117,28 +152,137 @@ func (ed *treeEditor) apply(changes map[string]*Entry) (OID, error) {
 		if !validTreePath(p) {
 			return "", fmt.Errorf("editing a tree: bad path %q", p)
 		}
-		n := root
-		for _, name := range strings.Split(p, "/") {
-			if n.kids == nil {
-				n.kids = map[string]*editNode{}
+		root.add(p, e)
+	}
+	// Down: each directory to make, with its old tree's entries and the
+	// changes of its own names applied.
+	top := &dirJob{node: root, old: ed.base}
+	levels := [][]*dirJob{{top}}
+	for d := 0; d < len(levels); d++ {
+		var oids []OID
+		for _, j := range levels[d] {
+			if j.old != "" {
+				oids = append(oids, j.old)
 			}
-			k := n.kids[name]
-			if k == nil {
-				k = &editNode{}
-				n.kids[name] = k
-			}
-			n = k
 		}
-		n.set, n.entry = true, e
+		if err := ed.readAll(oids); err != nil {
+			return "", err
+		}
+		var next []*dirJob
+		for _, j := range levels[d] {
+			kids, err := ed.open(j)
+			if err != nil {
+				return "", err
+			}
+			next = append(next, kids...)
+		}
+		if len(next) > 0 {
+			levels = append(levels, next)
+		}
 	}
-	oid, empty, err := ed.build(root, ed.base, "")
-	if err != nil {
-		return "", err
+	// Up: each directory's tree, once its subdirectories' are known.
+	for d := len(levels) - 1; d >= 0; d-- {
+		var lists [][]treeItem
+		var jobs []*dirJob
+		for _, j := range levels[d] {
+			for _, k := range j.subdirs {
+				if k.empty {
+					delete(j.items, k.name)
+				} else {
+					j.items[k.name] = treeItem{mode: "40000", name: k.name, oid: k.tree}
+				}
+			}
+			if len(j.items) == 0 && j != top {
+				j.empty = true
+				continue
+			}
+			list := make([]treeItem, 0, len(j.items))
+			for _, it := range j.items {
+				list = append(list, it)
+			}
+			lists = append(lists, list)
+			jobs = append(jobs, j)
+		}
+		oids, err := ed.writeAll(lists)
+		if err != nil {
+			return "", err
+		}
+		for i, j := range jobs {
+			j.tree = oids[i]
+		}
 	}
-	if empty {
-		return ed.write(nil)
+	return top.tree, nil
+}
+
+// dirJob is one directory apply makes: its path, its tree in base (old,
+// "" when there is none), its entries as they become, the directories
+// below it that are made too, and the result: tree, or empty when nothing
+// is left in it.
+type dirJob struct {
+	node    *editNode
+	name    string
+	path    string
+	old     OID
+	items   map[string]treeItem
+	subdirs []*dirJob
+	tree    OID
+	empty   bool
+}
+
+// open fills j's entries from its old tree (already read) and the changes
+// of its own names, and returns the directories below it to make.
+func (ed *treeEditor) open(j *dirJob) ([]*dirJob, error) {
+	j.items = map[string]treeItem{}
+	if j.old != "" {
+		for _, it := range ed.trees[j.old] {
+			j.items[it.name] = it
+		}
 	}
-	return oid, nil
+	for name, k := range j.node.kids {
+		path := name
+		if j.path != "" {
+			path = j.path + "/" + name
+		}
+		if k.set && k.entry != nil {
+			if err := onlyRemovals(k, path); err != nil {
+				return nil, err
+			}
+			j.items[name] = treeItem{mode: k.entry.Mode, name: name, oid: k.entry.OID}
+			continue
+		}
+		if it, ok := j.items[name]; k.set && ok && it.mode != "40000" {
+			delete(j.items, name)
+		}
+		if len(k.kids) == 0 {
+			continue
+		}
+		var sub OID
+		if it, ok := j.items[name]; ok && it.mode == "40000" {
+			sub = it.oid
+		}
+		if sub == "" && onlyRemovals(k, path) == nil {
+			// Nothing to remove from a directory that is not there.
+			continue
+		}
+		j.subdirs = append(j.subdirs, &dirJob{node: k, name: name, path: path, old: sub})
+	}
+	return j.subdirs, nil
+}
+
+// add records entry e (nil for a removal) at path p below n.
+func (n *editNode) add(p string, e *Entry) {
+	for _, name := range strings.Split(p, "/") {
+		if n.kids == nil {
+			n.kids = map[string]*editNode{}
+		}
+		k := n.kids[name]
+		if k == nil {
+			k = &editNode{}
+			n.kids[name] = k
+		}
+		n = k
+	}
+	n.set, n.entry = true, e
 }
 
 // validTreePath reports whether p can name an entry of a tree.
@@ -169,68 +313,6 @@ type treeItem struct {
 	oid        OID
 }
 
-// build makes the tree for directory dir (its path, for errors) from old,
-// its tree in base ("" when there is none), with node's changes below it.
-// It returns the new tree, or empty when nothing is left in it.
-func (ed *treeEditor) build(node *editNode, old OID, dir string) (OID, bool, error) {
-	items := map[string]treeItem{}
-	if old != "" {
-		list, err := ed.read(old)
-		if err != nil {
-			return "", false, fmt.Errorf("reading tree %q: %w", dir, err)
-		}
-		for _, it := range list {
-			items[it.name] = it
-		}
-	}
-	for name, k := range node.kids {
-		path := name
-		if dir != "" {
-			path = dir + "/" + name
-		}
-		if k.set && k.entry != nil {
-			if err := onlyRemovals(k, path); err != nil {
-				return "", false, err
-			}
-			e := k.entry
-			items[name] = treeItem{mode: e.Mode, name: name, oid: e.OID}
-			continue
-		}
-		if it, ok := items[name]; k.set && ok && it.mode != "40000" {
-			delete(items, name)
-		}
-		if len(k.kids) == 0 {
-			continue
-		}
-		var sub OID
-		if it, ok := items[name]; ok && it.mode == "40000" {
-			sub = it.oid
-		}
-		if sub == "" && onlyRemovals(k, path) == nil {
-			// Nothing to remove from a directory that is not there.
-			continue
-		}
-		oid, empty, err := ed.build(k, sub, path)
-		if err != nil {
-			return "", false, err
-		}
-		if empty {
-			delete(items, name)
-		} else {
-			items[name] = treeItem{mode: "40000", name: name, oid: oid}
-		}
-	}
-	if len(items) == 0 {
-		return "", true, nil
-	}
-	list := make([]treeItem, 0, len(items))
-	for _, it := range items {
-		list = append(list, it)
-	}
-	oid, err := ed.write(list)
-	return oid, false, err
-}
-
 // onlyRemovals fails when anything below node (the path p) gets an entry:
 // a path cannot be a file and a directory at once.
 func onlyRemovals(node *editNode, p string) error {
@@ -245,23 +327,41 @@ func onlyRemovals(node *editNode, p string) error {
 	return nil
 }
 
-// read returns the entries of tree oid, from `git cat-file --batch`, or
-// as read before.
-func (ed *treeEditor) read(oid OID) ([]treeItem, error) {
-	if list, ok := ed.trees[oid]; ok {
-		return list, nil
+// readAll reads the trees of oids that were not read before into
+// ed.trees, with one batch of requests to `git cat-file --batch`: they are
+// written while the answers are read, so neither pipe fills up.
+func (ed *treeEditor) readAll(oids []OID) error {
+	var want []OID
+	seen := map[OID]bool{}
+	for _, o := range oids {
+		if _, ok := ed.trees[o]; !ok && !seen[o] {
+			seen[o] = true
+			want = append(want, o)
+		}
 	}
-	list, err := ed.readNew(oid)
-	if err == nil {
-		ed.trees[oid] = list
+	if len(want) == 0 {
+		return nil
 	}
-	return list, err
+	var req bytes.Buffer
+	for _, o := range want {
+		fmt.Fprintf(&req, "%s\n", o)
+	}
+	wrote := ed.cat.send(req.Bytes())
+	for _, o := range want {
+		list, err := ed.readOne(o)
+		if err != nil {
+			return err
+		}
+		ed.trees[o] = list
+	}
+	if err := <-wrote; err != nil {
+		return fmt.Errorf("cat-file: %w", err)
+	}
+	return nil
 }
 
-func (ed *treeEditor) readNew(oid OID) ([]treeItem, error) {
-	if _, err := fmt.Fprintf(ed.cat.in, "%s\n", oid); err != nil {
-		return nil, err
-	}
+// readOne reads cat-file's answer about oid: its header, then the tree.
+func (ed *treeEditor) readOne(oid OID) ([]treeItem, error) {
 	head, err := ed.cat.out.ReadString('\n')
 	if err != nil {
 		return nil, fmt.Errorf("cat-file: %w", err)
@@ -277,7 +377,10 @@ func (ed *treeEditor) readNew(oid OID) ([]treeItem, error) {
 	if err != nil || size < 0 {
 		return nil, fmt.Errorf("cat-file: bad size in %q", strings.TrimSpace(head))
 	}
-	body := make([]byte, size+1)
+	if cap(ed.buf) < size+1 {
+		ed.buf = make([]byte, size+1)
+	}
+	body := ed.buf[:size+1]
 	if _, err := io.ReadFull(ed.cat.out, body); err != nil {
 		return nil, fmt.Errorf("cat-file: %w", err)
 	}
@@ -301,33 +404,51 @@ func parseTree(b []byte, hashLen int) ([]treeItem, error) {
 	return res, nil
 }
 
-// write makes a tree of list with `git mktree` and returns its name.
-func (ed *treeEditor) write(list []treeItem) (OID, error) {
-	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+// writeAll makes a tree of each of lists with one batch to `git mktree
+// -z --batch`, and returns their names in order.
+func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
+	if len(lists) == 0 {
+		return nil, nil
+	}
 	var b bytes.Buffer
-	for _, it := range list {
-		typ := "blob"
-		switch it.mode {
-		case "40000", "040000":
-			typ = "tree"
-		case "160000":
-			typ = "commit"
+	for _, list := range lists {
+		sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+		for _, it := range list {
+			typ := "blob"
+			switch it.mode {
+			case "40000", "040000":
+				typ = "tree"
+			case "160000":
+				typ = "commit"
+			}
+			b.WriteString(it.mode)
+			b.WriteByte(' ')
+			b.WriteString(typ)
+			b.WriteByte(' ')
+			b.WriteString(string(it.oid))
+			b.WriteByte('\t')
+			b.WriteString(it.name)
+			b.WriteByte(0)
 		}
-		fmt.Fprintf(&b, "%s %s %s\t%s\x00", it.mode, typ, it.oid, it.name)
+		b.WriteByte(0)
 	}
-	b.WriteByte(0)
-	if _, err := ed.mk.in.Write(b.Bytes()); err != nil {
-		return "", fmt.Errorf("mktree: %w", err)
+	wrote := ed.mk.send(b.Bytes())
+	oids := make([]OID, 0, len(lists))
+	for range lists {
+		line, err := ed.mk.out.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("mktree: %w", err)
+		}
+		oid := strings.TrimSpace(line)
+		if len(oid) != ed.hexLen {
+			return nil, fmt.Errorf("mktree: %q", oid)
+		}
+		oids = append(oids, OID(oid))
 	}
-	line, err := ed.mk.out.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("mktree: %w", err)
+	if err := <-wrote; err != nil {
+		return nil, fmt.Errorf("mktree: %w", err)
 	}
-	oid := strings.TrimSpace(line)
-	if len(oid) != ed.hexLen {
-		return "", fmt.Errorf("mktree: %q", oid)
-	}
-	return OID(oid), nil
+	return oids, nil
 }
 
 // session is a git process that answers what it is given line by line
@@ -366,6 +487,18 @@ func (r *Repo) startSession(ctx context.Context, o Options, args ...string) (*se
 	return s, nil
 }
 
+// send writes b to the process's input from another goroutine, so that the
+// caller can read the answers meanwhile, and returns where the write's
+// outcome arrives.
+func (s *session) send(b []byte) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.in.Write(b)
+		done <- err
+	}()
+	return done
+}
+
 // close ends the session's input and returns how the process ended.
 func (s *session) close() error {
 	if !s.shut {
@@ -393,6 +526,9 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, info [
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
+	if err := ed.prefetch(paths); err != nil {
+		return nil, err
+	}
 	var seed bytes.Buffer
 	for _, p := range paths {
 		e, err := ed.lookup(p)
