@@ -197,6 +197,12 @@ func TestConcurrentProcesses(t *testing.T) {
 			// A person retries a refused rollback, a few times.
 			ok := 0
 			for i := 0; i < 8*rounds && ok < 2; i++ {
+				if i == 4*rounds {
+					// On a loaded machine the saves can keep every plan
+					// stale: the person then stops typing for a while, as
+					// one told "the tree changed since the plan" would.
+					pause.Store(int64(3 * time.Second))
+				}
 				time.Sleep(time.Duration(5+10*i%30) * time.Millisecond)
 				args := []string{"k1", "--json", "--agent", agent, "--restore", "files", "--outside", "overwrite"}
 				cr := venom(t, r.Dir, nil, "plan", args...)
