@@ -499,13 +499,17 @@ func (s *session) send(b []byte) <-chan error {
 	return done
 }
 
-// close ends the session's input and returns how the process ended.
+// close ends the session's input and output and returns how the process
+// ended.
 func (s *session) close() error {
 	if !s.shut {
 		s.shut = true
+		// Its output is closed too before the wait: a process that
+		// still has answers to write (the caller stopped reading after
+		// an error) then ends on EPIPE instead of waiting for a reader.
 		s.in.Close()
-		s.err = <-s.done
 		s.outFile.Close()
+		s.err = <-s.done
 	}
 	return s.err
 }

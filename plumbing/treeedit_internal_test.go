@@ -235,3 +235,48 @@ func TestTreeEditContradiction(t *testing.T) {
 		t.Errorf("removing everything: %s %v, want the empty tree", tree, err)
 	}
 }
+
+// TestTreeEditCloseAfterError: an editor that stops reading cat-file's
+// answers after an error (a blob where a tree was wanted) while large
+// answers are still coming ends its processes when closed, instead of
+// waiting on a pipe nobody reads.
+func TestTreeEditCloseAfterError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := gittest.New(t)
+	r, err := Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := r.Line(ctx, Options{Stdin: strings.NewReader("x\n")}, "hash-object", "-w", "--stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&in, "100644 blob %s\tfile-with-a-long-name-%05d\n", blob, i)
+	}
+	out, err := r.Run(ctx, Options{Stdin: strings.NewReader(in.String())}, "mktree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := OID(strings.TrimSpace(string(out)))
+	ed, err := r.editTree(ctx, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := ed.readAll([]OID{OID(blob), tree})
+		ed.close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a tree") {
+			t.Errorf("reading a blob as a tree: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the editor did not end after the error")
+	}
+}
