@@ -429,6 +429,9 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			infoPaths = append(infoPaths, string(p))
 		}
 	}
+	if fromDisk, err := r.modesFromDisk(ctx); err != nil || !fromDisk {
+		base = "" // modes follow the full index's entries: the full way
+	}
 	if base != "" {
 		// The paths' entries from an index of those paths alone, and the
 		// tree from base with them: no rewrite of a copy of the whole
@@ -488,7 +491,7 @@ func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []stri
 		return "", err
 	}
 	defer ed.close()
-	changes, err := r.stage(ctx, ed, update, info, infoPaths)
+	changes, err := r.stage(ctx, ed, update, removed, info, infoPaths)
 	if err != nil {
 		return "", err
 	}

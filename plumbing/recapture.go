@@ -29,8 +29,9 @@ var ErrRereadNotEnough = errors.New("reread: a path needs a full capture")
 // prev, no ignore rule among paths, no smudge filter run for them. The
 // caller takes a full Capture otherwise. HEAD is read again. Errors are
 // git's, wrapped, or ErrRereadNotEnough when a path is one Capture treats
-// apart (a regular file over maxFileBytes, or one prev skipped): the
-// caller takes a full Capture then.
+// apart (a regular file over maxFileBytes, or one prev skipped), or when
+// modes do not come from the file system alone (core.fileMode or
+// core.symlinks off): the caller takes a full Capture then.
 func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFileBytes int64) (*Snapshot, error) {
 	skipped := map[string]bool{}
 	for _, s := range prev.Skipped {
@@ -76,6 +77,9 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			present = kept
 		}
 	}
+	if fromDisk, err := r.modesFromDisk(ctx); err != nil || !fromDisk {
+		return nil, ErrRereadNotEnough
+	}
 	ed, err := r.editTree(ctx, prev.Tree)
 	if err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 	defer ed.close()
 	changes := map[string]*Entry{}
 	if len(present) > 0 {
-		if changes, err = r.stage(ctx, ed, present, nil, nil); err != nil {
+		if changes, err = r.stage(ctx, ed, present, gone, nil, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -53,6 +53,10 @@ var pins = []string{
 	"commit.gpgSign=false",
 	// Advice text is noise in parsed stderr.
 	"advice.detachedHead=false",
+	// Objects are read as they are: a replacement (git replace) of a tree
+	// venom reads to build a checkpoint or a plan would otherwise put the
+	// replacement's entries in a checkpoint of files that never held them.
+	"core.useReplaceRefs=false",
 }
 
 // Error is a failed git command: the arguments it ran with (pins left out),
@@ -89,6 +93,11 @@ type Repo struct {
 
 	baseEnv []string
 	trace   io.Writer
+	modes   struct { // modesFromDisk's answer
+		once sync.Once
+		ok   bool
+		err  error
+	}
 }
 
 // Options changes one run of git.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -516,14 +517,21 @@ func (s *session) close() error {
 
 // stage returns the entries `git update-index --add --remove --replace`
 // gives paths, each nil when git leaves it out (gone from the work tree),
-// as it would in a full index: it runs in an index that holds only the
-// paths' entries in the editor's base tree (so that core.fileMode=false
-// and core.symlinks=false keep their modes, as they would), which costs
-// what the paths cost, not what the tree does. info is more
-// `--index-info` records applied after (submodule commits, kept entries),
-// about the paths infoPaths, which are in the answer too. A failure to
-// read the paths is a *stageError.
-func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, info []byte, infoPaths []string) (map[string]*Entry, error) {
+// as it would in a full index: it runs in an index that holds only what
+// that takes, which costs what the paths cost, not what the tree does.
+// That is the paths themselves, with their entries in the editor's base,
+// and the .gitattributes files of their
+// directories in the editor's base (git reads attributes from the index
+// when the work tree has none: a sparse checkout), except those in
+// without (removed from the full index before it is updated). The modes
+// update-index gives depend on the file system alone, and not on the
+// full index's old entries, only where modesFromDisk says so: callers ask
+// it first. info is more `--index-info` records applied after (submodule
+// commits, kept entries), about the paths infoPaths, which are in the
+// answer too; a path git refuses to stage although it is there is not
+// (its entry in base stands, as in a full index). A failure to read the
+// paths is a *stageError.
+func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, without []string, info []byte, infoPaths []string) (map[string]*Entry, error) {
 	idx, err := r.PrivateIndex("stage")
 	if err != nil {
 		return nil, err
@@ -533,7 +541,14 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, info [
 	if err := ed.prefetch(paths); err != nil {
 		return nil, err
 	}
+	skip := map[string]bool{}
+	for _, p := range without {
+		skip[p] = true
+	}
 	var seed bytes.Buffer
+	// The paths' own entries: update-index decides a path that is now a
+	// directory by the entry it had (removed; a gitlink kept up to date),
+	// and fails on one it never had.
 	for _, p := range paths {
 		e, err := ed.lookup(p)
 		if err != nil {
@@ -541,6 +556,32 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, info [
 		}
 		if e != nil {
 			fmt.Fprintf(&seed, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+		}
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		for d := p; d != ""; {
+			d = parentDir(d)
+			if dirs[d] {
+				break
+			}
+			dirs[d] = true
+		}
+	}
+	for d := range dirs {
+		attr := ".gitattributes"
+		if d != "" {
+			attr = d + "/" + attr
+		}
+		if skip[attr] || slices.Contains(paths, attr) {
+			continue
+		}
+		e, err := ed.lookup(attr)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil && e.Mode != "160000" {
+			fmt.Fprintf(&seed, "%s %s 0\t%s\x00", e.Mode, e.OID, attr)
 		}
 	}
 	if seed.Len() > 0 {
@@ -574,12 +615,55 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, info [
 		res[p] = nil
 	}
 	for _, e := range list {
+		if _, asked := res[e.Path]; !asked {
+			continue // a seeded .gitattributes
+		}
 		if e.Stage != 0 {
 			return nil, fmt.Errorf("staging: %q is unmerged", e.Path)
 		}
 		res[e.Path] = &Entry{Mode: e.Mode, OID: e.OID}
 	}
+	// A path git left out although it is there is one it refuses (it
+	// says "Ignoring path", e.g. git~1 under core.protectNTFS): a full
+	// index keeps whatever entry it had, so its entry in base stays.
+	for _, p := range paths {
+		if res[p] == nil && r.Exists(p) {
+			delete(res, p)
+		}
+	}
 	return res, nil
+}
+
+// parentDir is the directory of git path p, "" for the top.
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// modesFromDisk reports whether `git update-index` takes a path's mode
+// from the file system alone: core.fileMode and core.symlinks both true
+// (git's defaults where the file system has executable bits and
+// symlinks). Otherwise it keeps the mode of the entry the index had
+// (ce_mode_from_stat), which an index of the changed paths alone does not
+// have for every path (an intent-to-add entry is in no tree), and tree
+// editing is not used. The answer is git's, read once per Repo.
+func (r *Repo) modesFromDisk(ctx context.Context) (bool, error) {
+	r.modes.once.Do(func() {
+		out, err := r.Run(ctx, Options{}, "config", "-z", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks)$`)
+		if err != nil && !IsExit(err, 1) {
+			r.modes.err = err
+			return
+		}
+		r.modes.ok = true
+		for _, rec := range strings.Split(string(out), "\x00") {
+			if _, v, found := strings.Cut(rec, "\n"); found && v != "true" {
+				r.modes.ok = false
+			}
+		}
+	})
+	return r.modes.ok, r.modes.err
 }
 
 // stageError is a failure of Repo.stage to read the paths themselves:

@@ -69,14 +69,24 @@ func treeEditCase(t *testing.T, seed int64) {
 	for i := 0; i < 25; i++ {
 		write(pick(rng.Intn(4)))
 	}
-	if rng.Intn(4) == 0 {
-		g.Git("config", "core.fileMode", "false")
-	}
-	if rng.Intn(4) == 0 {
-		g.Git("config", "core.symlinks", "false")
+	fileMode, symlinks := rng.Intn(6) != 0, rng.Intn(6) != 0
+	g.Git("config", "core.fileMode", fmt.Sprint(fileMode))
+	g.Git("config", "core.symlinks", fmt.Sprint(symlinks))
+	if rng.Intn(3) == 0 {
+		// Attributes from the index: a .gitattributes the work tree
+		// lacks (skip-worktree, as in a sparse checkout) still applies.
+		g.Write(".gitattributes", "*.b text eol=crlf\n\"c d\"/** filter=up\n")
+		g.Git("config", "filter.up.clean", "tr 0-3 a-d")
+		g.Git("config", "filter.up.smudge", "cat")
 	}
 	g.Git("add", "-A")
 	g.Git("commit", "-q", "--allow-empty", "-m", "base")
+	sparse := false
+	if _, err := os.Stat(g.Path(".gitattributes")); err == nil && rng.Intn(2) == 0 {
+		g.Git("update-index", "--skip-worktree", ".gitattributes")
+		os.Remove(g.Path(".gitattributes"))
+		sparse = true
+	}
 	r, err := Open(ctx, g.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +143,10 @@ func treeEditCase(t *testing.T, seed int64) {
 	for _, p := range tracked[:3] {
 		touched[p] = true
 	}
+	if sparse {
+		// A skip-worktree path is never one status lists.
+		delete(touched, ".gitattributes")
+	}
 	var present, gone []string
 	for p := range touched {
 		st, err := os.Lstat(g.Path(p))
@@ -140,7 +154,12 @@ func treeEditCase(t *testing.T, seed int64) {
 		case err != nil || !r.Exists(p):
 			gone = append(gone, p)
 		case st.IsDir():
-			if _, err := os.Stat(g.Path(p + "/.git")); err == nil {
+			// A directory now: read again when it is a nested
+			// repository, or when it was a file (a rollback's reread
+			// names such a path); git refuses a plain directory it never
+			// had an entry for, either way.
+			_, repo := os.Stat(g.Path(p + "/.git"))
+			if was := g.Git("ls-tree", "HEAD", "--", p); repo == nil || strings.HasPrefix(was, "1") {
 				present = append(present, p)
 			}
 		default:
@@ -150,7 +169,30 @@ func treeEditCase(t *testing.T, seed int64) {
 	sort.Strings(present)
 	sort.Strings(gone)
 
-	// The index way.
+	fromDisk, err := r.modesFromDisk(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromDisk != (fileMode && symlinks) {
+		t.Fatalf("modesFromDisk %v with core.fileMode %v, core.symlinks %v", fromDisk, fileMode, symlinks)
+	}
+	if !fromDisk {
+		// update-index keeps the full index's old modes: Capture takes
+		// the full way, and the editor is not used.
+		return
+	}
+	if want, got := bothWays(t, r, base, present, gone); got != want {
+		t.Errorf("seed %d (GIT_VENOM_TEST_SEED=%d): the editor made %s, the index %s; present %q, gone %q:\n%s",
+			seed, seed, got, want, present, gone, g.Git("diff-tree", "-r", string(want), string(got)))
+	}
+}
+
+// bothWays makes the tree of base with paths present read again and gone
+// removed, the index way (in a copy of the real index: --force-remove,
+// update-index, write-tree) and the editor's way, and returns both.
+func bothWays(t *testing.T, r *Repo, base OID, present, gone []string) (want, got OID) {
+	t.Helper()
+	ctx := context.Background()
 	idx, _, err := r.privateCopy("test", r.RealIndex())
 	if err != nil {
 		t.Fatal(err)
@@ -167,34 +209,66 @@ func treeEditCase(t *testing.T, seed int64) {
 			t.Fatal(err)
 		}
 	}
-	want, err := r.Line(ctx, Options{Env: env}, "write-tree")
+	line, err := r.Line(ctx, Options{Env: env}, "write-tree")
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// The editor's way.
 	ed, err := r.editTree(ctx, base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ed.close()
-	changes, err := r.stage(ctx, ed, present, nil, nil)
+	changes, err := r.stage(ctx, ed, present, gone, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range gone {
 		changes[p] = nil
 	}
-	got, err := ed.apply(changes)
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
+	if got, err = ed.apply(changes); err != nil {
+		t.Fatal(err)
 	}
 	if err := ed.close(); err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != want {
-		t.Errorf("seed %d (GIT_VENOM_TEST_SEED=%d): the editor made %s, the index %s; present %q, gone %q:\n%s",
-			seed, seed, got, want, present, gone, g.Git("diff-tree", "-r", want, string(got)))
+	return OID(line), got
+}
+
+// TestTreeEditAttributesFromIndex: a .gitattributes the work tree lacks
+// (skip-worktree, as in a sparse checkout) still applies to the paths
+// below it, as git reads attributes from the index then, unless it is
+// being removed: the editor's index of the changed paths holds it too.
+func TestTreeEditAttributesFromIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := gittest.New(t)
+	g.Write("d/.gitattributes", "*.dat filter=up\n")
+	g.Write("d/keep.txt", "k\n")
+	g.Git("config", "filter.up.clean", "tr a-z A-Z")
+	g.Git("config", "filter.up.smudge", "cat")
+	g.Commit("base")
+	g.Git("update-index", "--skip-worktree", "d/.gitattributes")
+	os.Remove(g.Path("d/.gitattributes"))
+	g.Write("d/x.dat", "hello\n")
+	r, err := Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
+	want, got := bothWays(t, r, base, []string{"d/x.dat"}, nil)
+	if got != want {
+		t.Errorf("the editor made %s, the index %s", got, want)
+	}
+	if blob, _ := g.Show(string(got), "d/x.dat"); blob != "HELLO\n" {
+		t.Errorf("d/x.dat was staged as %q, want the clean filter's HELLO", blob)
+	}
+	// Removed along with the change: its rules no longer apply.
+	want, got = bothWays(t, r, base, []string{"d/x.dat"}, []string{"d/.gitattributes"})
+	if got != want {
+		t.Errorf("with the attributes removed: the editor made %s, the index %s", got, want)
+	}
+	if blob, _ := g.Show(string(got), "d/x.dat"); blob != "hello\n" {
+		t.Errorf("with the attributes removed, d/x.dat was staged as %q", blob)
 	}
 }
 
@@ -278,5 +352,32 @@ func TestTreeEditCloseAfterError(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the editor did not end after the error")
+	}
+}
+
+// TestTreeEditRefusedPath: a tracked path update-index now refuses ("git~1"
+// under core.protectNTFS, added while it was off) keeps its entry, as in a
+// full index, instead of leaving the tree as if deleted; helper repro 05.
+func TestTreeEditRefusedPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := gittest.New(t)
+	g.Write("a", "a\n")
+	g.Write("git~1", "g\n")
+	g.Git("-c", "core.protectNTFS=false", "add", "a", "git~1")
+	g.Git("-c", "core.protectNTFS=false", "commit", "-q", "-m", "base")
+	g.Write("git~1", "g\nmore\n")
+	g.Write("a", "a2\n")
+	r, err := Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
+	want, got := bothWays(t, r, base, []string{"a", "git~1"}, nil)
+	if got != want {
+		t.Errorf("the editor made %s, the index %s:\n%s", got, want, g.Git("diff-tree", "-r", string(want), string(got)))
+	}
+	if blob, ok := g.Show(string(got), "git~1"); !ok || blob != "g\n" {
+		t.Errorf("git~1 is %q (present %v), want its entry kept", blob, ok)
 	}
 }

@@ -205,8 +205,8 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 // tracked or ignored now, and was not before); such an appearance or
 // disappearance is not a difference, and neither is a new entry for a
 // file too big to capture in S or after (its entry there is the index's),
-// nor the absence of a write the rules now ignore, but any other changed
-// entry is. A
+// nor the absence of a write the rules in force ignore (whoever changed
+// them), but any other changed entry is. A
 // planned write the after capture skipped as too big (a file the target
 // held as a tracked entry over maxFileBytes) is not in its tree; its bytes
 // were checked against the blob when written (converted), so it counts
@@ -280,10 +280,12 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 	for path := range tooBig {
 		done[path] = true // written; the capture may show no change at all
 	}
-	if flips && len(done) < len(want) {
-		// A write the after capture leaves out because the rules or the
-		// index changed: written, but ignored and no longer tracked (it
-		// was tracked when the target was taken).
+	if len(done) < len(want) {
+		// A write the after capture leaves out because the rules in
+		// force ignore it and the index does not track it: written (its
+		// bytes checked), but no capture can hold it now. The rules may
+		// have changed with the plan or HEAD (flips), or before the plan:
+		// a person's .gitignore the plan keeps as theirs.
 		var missing []string
 		for path, w := range want {
 			if !done[path] && w.DstMode != "000000" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -685,5 +686,36 @@ func TestD17AWriteTheRestoredRulesIgnore(t *testing.T) {
 	}
 	if res.Exact == nil || !*res.Exact {
 		t.Errorf("exact is %v", res.Exact)
+	}
+}
+
+// D18: a planned write that the ignore rules in force ignore, because a
+// person added the rule after the target was taken (the plan keeps their
+// .gitignore as theirs), is written, but no capture can hold it: exact was
+// false unless the plan itself or HEAD had changed the rules. Found by seed
+// 120002147 of the frozen 10,000-sequence run.
+func TestD18WriteIgnoredByAPersonsRule(t *testing.T) {
+	f := newFixture(t, "")
+	f.take(checkpoint.ReasonTurnStart)
+	f.r.Write("gen/g", "generated\n")
+	k2 := f.take(checkpoint.ReasonTurnEnd).Checkpoint.Checkpoint
+	f.take(checkpoint.ReasonTurnStart)
+	if err := os.Remove(f.r.Path("gen/g")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	f.r.Write(".gitignore", ".env\ngen/\n") // the person's rule
+	plan, res := f.rollback(k2, rollback.Options{Outside: "keep"})
+	if want := []rollback.File{{Path: "gen/g", Change: "create", Class: "turn"}}; !reflect.DeepEqual(plan.Repos[0].Files, want) {
+		t.Fatalf("plan files %+v, want %+v", plan.Repos[0].Files, want)
+	}
+	if got := f.r.Read("gen/g"); got != "generated\n" {
+		t.Errorf("gen/g is %q", got)
+	}
+	if got := f.r.Read(".gitignore"); got != ".env\ngen/\n" {
+		t.Errorf("the person's .gitignore is %q", got)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is %v, want true: the write is done and the rules leave it out", res.Exact)
 	}
 }
