@@ -181,3 +181,27 @@ func TestTargetFileTooBig(t *testing.T) {
 		t.Errorf("after the undo a.txt is %q, want two", got)
 	}
 }
+
+// TestSkipWorktreeLeftWhenOnlyOneSideSkips: a file made skip-worktree
+// after the target (its new bytes in no capture, S holding the index's
+// entry, equal to the target's) is listed in left as skip_worktree, so
+// the rollback does not pass it over in silence; one both sides skipped
+// (the sparse checkout's) is not listed.
+func TestSkipWorktreeLeftWhenOnlyOneSideSkips(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	f.r.Write("a", "v1\n")
+	f.r.Write("sparse", "s\n")
+	f.r.Commit("base")
+	f.r.Git("update-index", "--skip-worktree", "sparse")
+	k1 := f.take(checkpoint.ReasonManual)
+	f.r.Write("a", "v2 precious\n")
+	f.r.Git("update-index", "--skip-worktree", "a")
+	res := f.mustRollback(k1, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if want := []rollback.Left{{Path: "a", Reason: "skip_worktree"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
+		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
+	}
+	if got := f.r.Read("a"); got != "v2 precious\n" {
+		t.Errorf("a is %q, want it untouched", got)
+	}
+}

@@ -490,16 +490,31 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		addLeft(Left{Path: path, Reason: "gitlink", Detail: deref(subT[path])})
 	}
 	// Too-big files are listed even when they are in neither tree: the
-	// rollback cannot say anything about them (CASES BR-01, BR-24).
-	var big []string
+	// rollback cannot say anything about them (CASES BR-01, BR-24). So is
+	// a skip-worktree path that only one of S and T skipped: S holds the
+	// index's entry for it, which may equal T's while the file differs
+	// from both; one both skipped is the sparse checkout's, and is not
+	// listed (it would list every path outside the cone).
+	skippedT, skippedS := map[string]bool{}, map[string]bool{}
+	for _, s := range tr.Skipped {
+		skippedT[s.Path] = s.Reason == "skip_worktree"
+	}
+	for _, s := range p.snap.Skipped {
+		skippedS[s.Path] = s.Reason == "skip_worktree"
+	}
+	var big []Left
 	for pth, why := range skipped {
-		if why == "too_big" && !left[pth] {
-			big = append(big, pth)
+		switch {
+		case left[pth]:
+		case why == "too_big":
+			big = append(big, Left{Path: pth, Reason: "too_big"})
+		case why == "skip_worktree" && skippedS[pth] != skippedT[pth]:
+			big = append(big, Left{Path: pth, Reason: "skip_worktree"})
 		}
 	}
-	sort.Strings(big)
-	for _, pth := range big {
-		addLeft(Left{Path: pth, Reason: "too_big"})
+	sort.Slice(big, func(i, j int) bool { return big[i].Path < big[j].Path })
+	for _, l := range big {
+		addLeft(l)
 	}
 	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target); err != nil {
 		return nil, err
