@@ -248,6 +248,20 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		}
 		kept = append(kept, x)
 	}
+	// A file T holds over maxFileBytes (from the index) never replaces
+	// S's file: no capture after could record it, nor the undo put back
+	// what it replaced. Where S has none, it is written.
+	bigT := kept[:0:0]
+	for _, x := range kept {
+		se, inS := exp.Tree[x]
+		te, inT := c.tree[x]
+		if inS && se.Mode != "" && inT && (te.Mode == "100644" || te.Mode == "100755") && len(s.blob(te.OID)) > maxFile {
+			p.left[x] = "too_big"
+			continue
+		}
+		bigT = append(bigT, x)
+	}
+	kept = bigT
 	for x := range s.blocked(kept, deletes, exp.Tree, c.tree, d) {
 		p.left[x] = "ignored_in_the_way"
 	}
