@@ -81,7 +81,11 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
 	if ap.rereadEnough(ctx) {
 		// Only the planned paths can differ from S: read them again from
-		// S's private index, so verifying costs what the writes cost.
+		// S's tree, so verifying costs what the writes cost. When that
+		// cannot be done (a path Capture treats apart) or fails (a
+		// directory appeared where a write was planned, and git refuses
+		// to stage it), a full capture is taken: the rollback checkpoint
+		// is never skipped.
 		var paths []string
 		for _, c := range p.changes() {
 			paths = append(paths, c.Path)
@@ -91,7 +95,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		if err == nil {
 			tho.Snapshot = snap2
 			after, err = t.Take(ctx, tho)
-		} else if errors.Is(err, plumbing.ErrRereadNotEnough) {
+		} else if ctx.Err() == nil {
 			after, err = t.Take(ctx, tho)
 		}
 	} else {
@@ -101,7 +105,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint
 		ended.After = res.After
-		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesIgnoreRules())
+		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesCaptureRules())
 		if err != nil {
 			exact = false
 		}
@@ -152,15 +156,16 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 // Capture says of other paths may have changed: HEAD moved and the user's
 // index with it (a path it no longer tracks may now be ignored), the plan
 // wrote or removed a .gitignore (other untracked paths may now be ignored
-// or not), or a written path has a filter attribute (a smudge filter is a
-// program, and may have written elsewhere). A failure to ask counts as
-// not enough.
+// or not) or a .gitattributes (other files may now be cleaned or
+// converted differently), or a written path has a filter attribute (a
+// smudge filter is a program, and may have written elsewhere). A failure
+// to ask counts as not enough.
 func (ap *applier) rereadEnough(ctx context.Context) bool {
 	p := ap.plan
 	if ap.headMoved {
 		return false
 	}
-	if p.writesIgnoreRules() {
+	if p.writesCaptureRules() {
 		return false
 	}
 	var written []string
@@ -179,12 +184,15 @@ func (p *plan) changes() []plumbing.TreeChange {
 	return append(append([]plumbing.TreeChange(nil), p.deletes...), p.writes...)
 }
 
-// writesIgnoreRules reports whether the plan writes or removes a
-// .gitignore, which changes what a capture leaves out.
-func (p *plan) writesIgnoreRules() bool {
+// writesCaptureRules reports whether the plan writes or removes a
+// .gitignore, which changes what a capture leaves out, or a
+// .gitattributes, which changes how it reads the files it keeps.
+func (p *plan) writesCaptureRules() bool {
 	for _, c := range p.changes() {
-		if c.Path == ".gitignore" || strings.HasSuffix(c.Path, "/.gitignore") {
-			return true
+		for _, name := range []string{".gitignore", ".gitattributes"} {
+			if c.Path == name || strings.HasSuffix(c.Path, "/"+name) {
+				return true
+			}
 		}
 	}
 	return false

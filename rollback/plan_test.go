@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
@@ -203,5 +204,56 @@ func TestSkipWorktreeLeftWhenOnlyOneSideSkips(t *testing.T) {
 	}
 	if got := f.r.Read("a"); got != "v2 precious\n" {
 		t.Errorf("a is %q, want it untouched", got)
+	}
+}
+
+// TestUndoRestoresBigFileTheRollbackReplaced: a file over maxFileBytes
+// that S holds (its bytes are staged, so S's entry is the index's and
+// equals them) and the rollback replaces is written back by the undo: a
+// target that is a safety checkpoint writes its big files (helper repro
+// toobig-lost.sh staged).
+func TestUndoRestoresBigFileTheRollbackReplaced(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	f.r.Write("b", "b\n")
+	f.r.Commit("base")
+	f.r.Write("c", "x\n")
+	k1 := f.take(checkpoint.ReasonManual)
+	big := strings.Repeat("z", 150)
+	f.r.Write("c", big)
+	f.r.Git("add", "c")
+	res := f.mustRollback(k1, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if got := f.r.Read("c"); got != "x\n" {
+		t.Fatalf("after the rollback c is %q, want k1's", got)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if got := f.r.Read("c"); got != big {
+		t.Errorf("after the undo c is %.20q (left %+v), want the 150 bytes it had", got, undo.Repos[0].Left)
+	}
+}
+
+// TestRollbackOfAttributesTakesAFullCapture: a rollback that removes a
+// .gitattributes changes how files it does not touch are read (here b.txt,
+// CRLF on disk, was normalized by `text`): its rollback checkpoint is a
+// full capture, holding b.txt as it now reads, and exact is false, since
+// the files are not the target's (helper repro attr-delete.sh).
+func TestRollbackOfAttributesTakesAFullCapture(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	f.r.Write("b.txt", "x\n")
+	f.r.Commit("base")
+	k1 := f.take(checkpoint.ReasonManual)
+	f.r.Write(".gitattributes", "*.txt text\n")
+	f.r.Write("b.txt", "x\r\n")
+	res := f.mustRollback(k1, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if want := []rollback.File{{Path: ".gitattributes", Change: "delete", Class: "outside"}}; !reflect.DeepEqual(res.Repos[0].Files, want) {
+		t.Fatalf("files %+v, want %+v", res.Repos[0].Files, want)
+	}
+	if got, _ := f.r.Show(f.ref(res.After), "b.txt"); got != "x\r\n" {
+		t.Errorf("the rollback checkpoint holds b.txt as %q, want the bytes a capture reads now", got)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact %v, want false: b.txt reads differently from the target's", res.Exact)
 	}
 }

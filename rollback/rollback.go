@@ -445,9 +445,13 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	// its path: no capture after could record what it wrote, so the undo
 	// could not put back what was there (RFC 7.4's too_big, on T's side).
 	// Where no file is, it is written: a big file deleted in a turn comes
-	// back (D12).
-	if cands, err = leaveTooBig(ctx, t, cands, addLeft); err != nil {
-		return nil, err
+	// back (D12). The undo of a rollback (its target a safety checkpoint)
+	// writes them all: putting back the state before the rollback comes
+	// first, and a big file the rollback replaced is in that checkpoint.
+	if target.Rec.Reason != checkpoint.ReasonPreRollback {
+		if cands, err = leaveTooBig(ctx, t, cands, addLeft); err != nil {
+			return nil, err
+		}
 	}
 	w := newWorktree(t.Path(), cands, p.snap)
 	for _, l := range w.blocked() {

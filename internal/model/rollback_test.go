@@ -250,12 +250,13 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	}
 	// A file T holds over maxFileBytes (from the index) never replaces
 	// S's file: no capture after could record it, nor the undo put back
-	// what it replaced. Where S has none, it is written.
+	// what it replaced. Where S has none, it is written; an undo (T a
+	// safety checkpoint) writes them all.
 	bigT := kept[:0:0]
 	for _, x := range kept {
 		se, inS := exp.Tree[x]
 		te, inT := c.tree[x]
-		if inS && se.Mode != "" && inT && (te.Mode == "100644" || te.Mode == "100755") && len(s.blob(te.OID)) > maxFile {
+		if c.reason != checkpoint.ReasonPreRollback && inS && se.Mode != "" && inT && (te.Mode == "100644" || te.Mode == "100755") && len(s.blob(te.OID)) > maxFile {
 			p.left[x] = "too_big"
 			continue
 		}
