@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,7 +21,7 @@ import (
 // with the size of the whole tree, which is what a private index costs:
 // on a 100,000-file tree each `update-index` or `write-tree` rewrites its
 // 9 MB (bench/README.md). The paths' own entries come from git too
-// (StagePaths): an index that holds only them, updated by `git
+// (Repo.stage): an index that holds only them, updated by `git
 // update-index` as a full one would be.
 
 // Entry is a path's entry in a tree: Mode is git's octal mode text
@@ -33,7 +32,7 @@ type Entry struct {
 	OID  OID
 }
 
-// treeEditor edits one base tree (EditTree): it reads trees with one `git
+// treeEditor edits one base tree (Repo.editTree): it reads trees with one `git
 // cat-file --batch` and writes them with one `git mktree --batch`, and
 // keeps what it read. close ends both processes.
 type treeEditor struct {
@@ -41,7 +40,8 @@ type treeEditor struct {
 	cat, mk *session
 	hexLen  int
 	trees   map[OID][]treeItem
-	buf     []byte // cat-file's answer being read
+	names   map[OID]map[string]treeItem // trees' entries by name, for lookup
+	buf     []byte                      // cat-file's answer being read
 }
 
 // editTree starts an editor of base, a tree's full hex name.
@@ -55,7 +55,7 @@ func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
 		cat.close()
 		return nil, err
 	}
-	return &treeEditor{base: base, cat: cat, mk: mk, hexLen: len(base), trees: map[OID][]treeItem{}}, nil
+	return &treeEditor{base: base, cat: cat, mk: mk, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}, nil
 }
 
 // close ends the editor's git processes and returns the first failure.
@@ -113,17 +113,21 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 		if err := ed.readAll([]OID{cur}); err != nil {
 			return nil, err
 		}
-		next := OID("")
-		for _, it := range ed.trees[cur] {
-			if it.name != name {
-				continue
+		byName := ed.names[cur]
+		if byName == nil {
+			byName = make(map[string]treeItem, len(ed.trees[cur]))
+			for _, it := range ed.trees[cur] {
+				byName[it.name] = it
 			}
+			ed.names[cur] = byName
+		}
+		next := OID("")
+		if it, ok := byName[name]; ok {
 			if it.mode == "40000" {
 				next = it.oid
 			} else if i == len(parts)-1 {
 				return &Entry{Mode: it.mode, OID: it.oid}, nil
 			}
-			break
 		}
 		if next == "" {
 			return nil, nil
@@ -541,8 +545,11 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	if err := ed.prefetch(paths); err != nil {
 		return nil, err
 	}
-	skip := map[string]bool{}
+	skip := map[string]bool{} // removed, or staged as one of paths
 	for _, p := range without {
+		skip[p] = true
+	}
+	for _, p := range paths {
 		skip[p] = true
 	}
 	var seed bytes.Buffer
@@ -573,7 +580,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		if d != "" {
 			attr = d + "/" + attr
 		}
-		if skip[attr] || slices.Contains(paths, attr) {
+		if skip[attr] {
 			continue
 		}
 		e, err := ed.lookup(attr)
