@@ -23,6 +23,9 @@ type Config struct {
 	KeepSafety    time.Duration
 	Timeout       time.Duration
 	RollbackNote  string
+	// ModesFromDisk is core.fileMode and core.symlinks both true (git's
+	// defaults), read in the same call: plumbing.Repo.KnowModesFromDisk.
+	ModesFromDisk bool
 }
 
 // DefaultRollbackNote is RFC 11.5's checkpoints.rollback_note.
@@ -39,6 +42,7 @@ func Defaults() Config {
 		KeepSafety:    30 * 24 * time.Hour,
 		Timeout:       30 * time.Second,
 		RollbackNote:  DefaultRollbackNote,
+		ModesFromDisk: true,
 	}
 }
 
@@ -50,8 +54,9 @@ func LoadConfig(ctx context.Context, r *plumbing.Repo) (Config, error) {
 	return parseConfig(out, err)
 }
 
-// configArgs is the git command that lists the venom.* keys.
-var configArgs = []string{"config", "-z", "--get-regexp", `^venom\.`}
+// configArgs is the git command that lists the venom.* keys, and the two
+// core keys a capture's tree editing depends on.
+var configArgs = []string{"config", "-z", "--get-regexp", `^(venom\.|core\.(filemode|symlinks)$)`}
 
 // parseConfig reads configArgs' output (and error) into a Config.
 func parseConfig(out []byte, err error) (Config, error) {
@@ -64,6 +69,12 @@ func parseConfig(out []byte, err error) (Config, error) {
 			continue
 		}
 		k, v, _ := strings.Cut(string(rec), "\n")
+		if lk := strings.ToLower(k); lk == "core.filemode" || lk == "core.symlinks" {
+			if b, err := parseBool(v); err != nil || !b {
+				c.ModesFromDisk = false // unreadable: as if off, the full way
+			}
+			continue
+		}
 		if err := c.set(k, v); err != nil {
 			return c, rfcerr.Wrap("invalid_params.config", err, map[string]any{"key": k, "value": v}, "bad value for %s", k)
 		}

@@ -87,6 +87,7 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	if cfg.Timeout > 0 {
 		lg.LockWait = cfg.Timeout // no append waits past a capture's bound
 	}
+	r.KnowModesFromDisk(cfg.ModesFromDisk) // read already: no second git config
 	return &Tree{Repo: r, Log: lg, Config: cfg}, nil
 }
 

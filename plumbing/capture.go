@@ -304,6 +304,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	var update, removed []string
 	var sizes []sized
 	var indexInfo bytes.Buffer
+	var infoPaths []string // the paths of indexInfo's records
 	nested := map[string]bool{}
 	for _, s := range status {
 		switch s.Kind {
@@ -327,6 +328,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				sm := r.describeNested(ctx, s.Path)
 				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
 					fmt.Fprintf(&indexInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
+					infoPaths = append(infoPaths, s.Path)
 				}
 				snap.Submodules = append(snap.Submodules, sm)
 				continue
@@ -356,6 +358,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				} else {
 					fmt.Fprintf(&indexInfo, "%s %s 0\t%s\x00", s.ModeI, s.IndexOID, s.Path)
 				}
+				infoPaths = append(infoPaths, s.Path)
 			}
 			continue
 		}
@@ -422,12 +425,6 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if unwritten {
 		snap.Tree = base
 		return snap, nil
-	}
-	var infoPaths []string
-	for _, rec := range bytes.Split(indexInfo.Bytes(), []byte{0}) {
-		if _, p, ok := bytes.Cut(rec, []byte{'\t'}); ok {
-			infoPaths = append(infoPaths, string(p))
-		}
 	}
 	if fromDisk, err := r.modesFromDisk(ctx); err != nil || !fromDisk {
 		base = "" // modes follow the full index's entries: the full way

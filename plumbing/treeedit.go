@@ -649,13 +649,21 @@ func parentDir(p string) string {
 	return ""
 }
 
+// KnowModesFromDisk gives the Repo modesFromDisk's answer, read by the
+// caller with its own config call (checkpoint.LoadConfig), so a capture
+// runs no `git config` of its own. Only the first answer counts.
+func (r *Repo) KnowModesFromDisk(ok bool) {
+	r.modes.once.Do(func() { r.modes.ok = ok })
+}
+
 // modesFromDisk reports whether `git update-index` takes a path's mode
 // from the file system alone: core.fileMode and core.symlinks both true
 // (git's defaults where the file system has executable bits and
 // symlinks). Otherwise it keeps the mode of the entry the index had
 // (ce_mode_from_stat), which an index of the changed paths alone does not
 // have for every path (an intent-to-add entry is in no tree), and tree
-// editing is not used. The answer is git's, read once per Repo.
+// editing is not used. The answer is git's, read once per Repo, unless
+// the caller gave it (KnowModesFromDisk).
 func (r *Repo) modesFromDisk(ctx context.Context) (bool, error) {
 	r.modes.once.Do(func() {
 		out, err := r.Run(ctx, Options{}, "config", "-z", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks)$`)

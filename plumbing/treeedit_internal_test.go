@@ -87,10 +87,7 @@ func treeEditCase(t *testing.T, seed int64) {
 		os.Remove(g.Path(".gitattributes"))
 		sparse = true
 	}
-	r, err := Open(ctx, g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, g)
 	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
 
 	// Random changes, and the paths to read again: every changed path, a
@@ -240,7 +237,6 @@ func bothWays(t *testing.T, r *Repo, base OID, present, gone []string) (want, go
 // being removed: the editor's index of the changed paths holds it too.
 func TestTreeEditAttributesFromIndex(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	g := gittest.New(t)
 	g.Write("d/.gitattributes", "*.dat filter=up\n")
 	g.Write("d/keep.txt", "k\n")
@@ -250,10 +246,7 @@ func TestTreeEditAttributesFromIndex(t *testing.T) {
 	g.Git("update-index", "--skip-worktree", "d/.gitattributes")
 	os.Remove(g.Path("d/.gitattributes"))
 	g.Write("d/x.dat", "hello\n")
-	r, err := Open(ctx, g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, g)
 	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
 	want, got := bothWays(t, r, base, []string{"d/x.dat"}, nil)
 	if got != want {
@@ -280,10 +273,7 @@ func TestTreeEditContradiction(t *testing.T) {
 	g := gittest.New(t)
 	g.Write("a/b", "1\n")
 	g.Commit("base")
-	r, err := Open(ctx, g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, g)
 	blob := OID(g.HashBlob("1\n"))
 	ed, err := r.editTree(ctx, OID(g.Line("rev-parse", "HEAD^{tree}")))
 	if err != nil {
@@ -318,10 +308,7 @@ func TestTreeEditCloseAfterError(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	g := gittest.New(t)
-	r, err := Open(ctx, g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, g)
 	blob, err := r.Line(ctx, Options{Stdin: strings.NewReader("x\n")}, "hash-object", "-w", "--stdin")
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +347,6 @@ func TestTreeEditCloseAfterError(t *testing.T) {
 // full index, instead of leaving the tree as if deleted; helper repro 05.
 func TestTreeEditRefusedPath(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	g := gittest.New(t)
 	g.Write("a", "a\n")
 	g.Write("git~1", "g\n")
@@ -368,10 +354,7 @@ func TestTreeEditRefusedPath(t *testing.T) {
 	g.Git("-c", "core.protectNTFS=false", "commit", "-q", "-m", "base")
 	g.Write("git~1", "g\nmore\n")
 	g.Write("a", "a2\n")
-	r, err := Open(ctx, g.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openRepo(t, g)
 	base := OID(g.Line("rev-parse", "HEAD^{tree}"))
 	want, got := bothWays(t, r, base, []string{"a", "git~1"}, nil)
 	if got != want {
@@ -380,4 +363,14 @@ func TestTreeEditRefusedPath(t *testing.T) {
 	if blob, ok := g.Show(string(got), "git~1"); !ok || blob != "g\n" {
 		t.Errorf("git~1 is %q (present %v), want its entry kept", blob, ok)
 	}
+}
+
+// openRepo opens g's repository for plumbing.
+func openRepo(t *testing.T, g *gittest.Repo) *Repo {
+	t.Helper()
+	r, err := Open(context.Background(), g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
