@@ -3,6 +3,8 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"strconv"
 
 	"github.com/venom-org/git-venom/plumbing"
 )
@@ -139,14 +141,53 @@ type AgentRegistered struct {
 }
 
 // RollbackStarted is logged after the safety checkpoint exists (RFC 7.4
-// step 2).
+// step 2). Perms holds the permission bits of the files and directories
+// the rollback may remove, or rewrite with another git mode, where they
+// are not git's own (0644 or 0755 for a file, 0755 for a directory):
+// checkpoints hold only git's modes, so a rollback to Safety (the undo)
+// gives these bits back to what it recreates (CASES BR-41). It is left out
+// when empty.
 type RollbackStarted struct {
-	Agent      string `json:"agent"`
-	Checkpoint string `json:"checkpoint"`
-	Safety     string `json:"safety"`
-	Restore    string `json:"restore"`
-	Plan       string `json:"plan"`
-	Path       string `json:"path"`
+	Agent      string     `json:"agent"`
+	Checkpoint string     `json:"checkpoint"`
+	Safety     string     `json:"safety"`
+	Restore    string     `json:"restore"`
+	Plan       string     `json:"plan"`
+	Path       string     `json:"path"`
+	Perms      []PathPerm `json:"perms,omitempty"`
+}
+
+// PathPerm is the permission bits of one file (or, with Dir, directory) of
+// the tree: Perm in octal, as "0600"; Path relative to the top of the
+// tree, with "path_bytes" beside it when it is not valid UTF-8
+// (plumbing.MarshalPathBytes).
+type PathPerm struct {
+	Path string `json:"path"`
+	Perm string `json:"perm"`
+	Dir  bool   `json:"dir,omitempty"`
+}
+
+// MarshalJSON writes the shape above, plus path_bytes for a path that is
+// not valid UTF-8.
+func (p PathPerm) MarshalJSON() ([]byte, error) {
+	type plain PathPerm
+	return plumbing.MarshalPathBytes(plain(p), p.Path)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *PathPerm) UnmarshalJSON(b []byte) error {
+	type plain PathPerm
+	return plumbing.UnmarshalPathBytes(b, (*plain)(p), func(v *plain) *string { return &v.Path })
+}
+
+// FileMode is Perm as permission bits; ok is false when Perm is not an
+// octal number of at most 0777.
+func (p PathPerm) FileMode() (mode os.FileMode, ok bool) {
+	n, err := strconv.ParseUint(p.Perm, 8, 32)
+	if err != nil || n > 0o777 {
+		return 0, false
+	}
+	return os.FileMode(n), true
 }
 
 // RollbackEnded closes a rollback (RFC 7.4 step 7, 7.6).

@@ -38,7 +38,12 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	}
 	res.Safety = safety.Checkpoint.Checkpoint
 	failpoint.Hit("rollback.safety-taken")
-	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path()}
+	// The applier reads, before anything is touched, the permission bits
+	// no checkpoint can hold, for the log; and, for an undo, those its
+	// rollback logged.
+	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms()}
+	ap.own = p.permsToRecord(ap.w)
+	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: ap.own}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.started")
 	}
@@ -59,7 +64,6 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("--restore files restores the files alone")
 	}
 	// Steps 4 and 5: files, then HEAD.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap)}
 	if err := ap.run(ctx); err != nil {
 		code, data := ap.recover(ctx, err)
 		ended.Code = code
@@ -323,6 +327,11 @@ type applier struct {
 	headMoved bool
 	indexCopy string // copy of the user's index taken before it was reset
 	converted []string
+	// own is the permission bits this rollback may lose (logged in
+	// rollback.started, given back if it fails); restore is those of the
+	// rollback whose safety checkpoint is the target, when it is an undo.
+	own     []journal.PathPerm
+	restore []journal.PathPerm
 }
 
 // run deletes, writes and moves HEAD. Before each delete and before the
@@ -344,7 +353,6 @@ func (ap *applier) run(ctx context.Context) error {
 	}
 	failpoint.Hit("rollback.deleted")
 	var writes []plumbing.TreeChange
-	perms := map[string]os.FileMode{}
 	for _, c := range p.writes {
 		if ok, _ := ap.w.checkWrite(c, false); !ok {
 			continue
@@ -355,13 +363,9 @@ func (ap *applier) run(ctx context.Context) error {
 			// Keep a hard link to the file checkout-index unlinks, so a
 			// failing smudge filter cannot leave it deleted (CASES BR-36).
 			ap.backup(c.Path, abs)
-			// Same git mode: keep the file's own permission bits, so a
-			// 0600 file is not widened to 0644 (CASES BR-41).
-			if c.SrcMode == c.DstMode {
-				perms[c.Path] = st.Mode().Perm()
-			}
 		}
 	}
+	perms := planPerms(ap.w, writes, ap.restore)
 	if len(writes) > 0 {
 		ap.touched = true
 		filterFailed, err := r.Checkout(ctx, writes)
@@ -381,13 +385,8 @@ func (ap *applier) run(ctx context.Context) error {
 			}
 		}
 	}
-	for path, perm := range perms {
-		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(path))
-		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() && st.Mode().Perm() != perm {
-			if err := os.Chmod(abs, perm); err != nil {
-				return fmt.Errorf("keeping the mode of %s: %w", path, err)
-			}
-		}
+	if err := perms.apply(ap.w); err != nil {
+		return err
 	}
 	// What checkout-index wrote may not be the blob's bytes: an
 	// end-of-line conversion or a smudge filter changed them, and a tree
@@ -554,8 +553,11 @@ func (ap *applier) backToS(ctx context.Context) error {
 			ok = append(ok, c)
 		}
 	}
-	_, err = p.tree.Repo.Checkout(ctx, ok)
-	return err
+	perms := planPerms(w, ok, ap.own)
+	if _, err = p.tree.Repo.Checkout(ctx, ok); err != nil {
+		return err
+	}
+	return perms.apply(w)
 }
 
 // rewindFails is the test hook that makes the harness's rewind fail.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/rollback"
 )
@@ -122,11 +123,7 @@ func TestHeadCompareAndSwap(t *testing.T) {
 	r.Write("model.dat", "two\n")
 	c := r.Commit("C")
 	f.take(checkpoint.ReasonTurnEnd)
-	r.Git("commit", "-q", "--allow-empty", "-m", "D")
-	d := r.Line("rev-parse", "HEAD")
-	r.Git("reset", "-q", "--soft", c)
-	r.Git("config", "filter.race.clean", "cat")
-	r.Git("config", "filter.race.smudge", "git update-ref refs/heads/main "+d+" && cat")
+	d := moveBranchDuringWrites(r, c)
 	before := files(disk(t, r.Dir))
 	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
 	if c := code(err); c != "failed.rollback_undone" && c != "failed.rollback_partial" {
@@ -145,6 +142,20 @@ func TestHeadCompareAndSwap(t *testing.T) {
 	if len(ended) != 1 || ended[0]["code"] != code(err) || ended[0]["ok"] != false {
 		t.Errorf("rollback.ended: %v", ended)
 	}
+}
+
+// moveBranchDuringWrites makes a rollback of the files *.dat (the tree's
+// .gitattributes gives them filter=race) fail at its HEAD step: main
+// points at c, and the smudge filter, run by the rollback's own writes,
+// moves it to a new commit D on top of c, so the compare-and-swap of the
+// move fails. It returns D.
+func moveBranchDuringWrites(r *gittest.Repo, c string) string {
+	r.Git("commit", "-q", "--allow-empty", "-m", "D")
+	d := r.Line("rev-parse", "HEAD")
+	r.Git("reset", "-q", "--soft", c)
+	r.Git("config", "filter.race.clean", "cat")
+	r.Git("config", "filter.race.smudge", "git update-ref refs/heads/main "+d+" && cat")
+	return d
 }
 
 // TestKeepHead: --keep-head restores the files and leaves HEAD and the

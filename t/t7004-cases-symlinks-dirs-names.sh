@@ -293,4 +293,32 @@ test_expect_success POSIXPERM 'BR-41: a rollback keeps a 0600 file 0600 and give
 	test "$(file_mode run.sh)" = 755
 '
 
+# The undo of a rollback gives back the bits the rollback could not keep:
+# of a file it deleted, a directory it emptied, and a file whose git mode
+# it changed. Checkpoints hold only 644 and 755; rollback.started logs the
+# rest.
+test_expect_success POSIXPERM 'BR-41: the undo of a rollback gives back the bits of what it deleted or changed the mode of' '
+	case_repo br41u &&
+	umask 022 &&
+	echo a >a && printf "#!/bin/sh\n" >tool && chmod 700 tool && git add . && git commit -qm init &&
+	K1=$(ts) && K2=$(te) &&
+	K3=$(ts) &&
+	echo secret >private.txt && chmod 600 private.txt &&
+	mkdir -p keys/deep && echo k >keys/deep/id && chmod 600 keys/deep/id && chmod 700 keys keys/deep &&
+	chmod 640 tool &&
+	K4=$(te) &&
+	rb $K1 >"$OUT/r.json" &&
+	test_path_is_missing private.txt && test_path_is_missing keys &&
+	test "$(file_mode tool)" = 755 &&
+	S=$(jq -r .safety "$OUT/r.json") &&
+	rb $S --restore files >"$OUT/u.json" &&
+	test_json "$OUT/u.json" ".exact == true" &&
+	test "$(cat private.txt)" = secret &&
+	test "$(file_mode private.txt)" = 600 &&
+	test "$(file_mode keys)" = 700 && test "$(file_mode keys/deep)" = 700 &&
+	test "$(file_mode keys/deep/id)" = 600 &&
+	test "$(file_mode tool)" = 640 &&
+	rb $K1 >"$OUT/r2.json" && test_path_is_missing private.txt
+'
+
 test_done

@@ -57,21 +57,4 @@ test_expect_failure 'the undo of a rollback that moved HEAD restores a staged ve
 	git ls-files -s b.txt | grep $BLOB
 '
 
-# Checkpoints hold only git's 644 and 755. A rollback that deletes a 0600
-# file (or empties a 0700 directory) loses those bits, and its undo
-# recreates them as checkout-index does, under the umask: a private file
-# comes back readable by others. (BR-41 keeps the bits of files a rollback
-# modifies, not of ones it deletes.)
-test_expect_failure 'the undo of a rollback restores the permission bits of a file it deleted' '
-	setup_repo perms &&
-	K1=$(ts) && K2=$(te) &&
-	K3=$(ts) && echo secret >private.txt && chmod 600 private.txt && K4=$(te) &&
-	rb $K1 --restore files --outside overwrite >"$OUT/r.json" &&
-	test_path_is_missing private.txt &&
-	S=$(jq -r .safety "$OUT/r.json") &&
-	rb $S --restore files --outside overwrite >"$OUT/u.json" &&
-	test "$(cat private.txt)" = secret &&
-	test "$(ls -l private.txt | cut -c1-10)" = "-rw-------"
-'
-
 test_done
