@@ -10,20 +10,25 @@ import (
 )
 
 // TestRollbackStartedPerms: rollback.started carries the permission bits
-// of what the rollback may lose as {path, perm, dir?}; a path that is not
-// UTF-8 is read back byte for byte (path_bytes); a record without any
-// keeps its shape (no "perms" member); a perm that is not octal, or beyond
-// 0777, is refused by FileMode.
+// of what the rollback may lose as a list of {path, perm, dir?, gid?}; a
+// path that is not UTF-8 is read back byte for byte (path_bytes); a record
+// without any keeps its shape (no "perms" member), and a record read from
+// the log keeps the list undecoded until PermList asks.
 func TestRollbackStartedPerms(t *testing.T) {
 	t.Parallel()
-	in := journal.RollbackStarted{Agent: "a1", Checkpoint: "k1", Safety: "k3", Restore: "files", Plan: "p1-0", Path: "/tree",
-		Perms: []journal.PathPerm{{Path: "keys", Perm: "0700", Dir: true}, {Path: "n\xff.env", Perm: "0600"}}}
+	gid := uint32(4)
+	ps := []journal.PathPerm{{Path: "keys", Perm: "2750", Dir: true, Gid: &gid}, {Path: "n\xff.env", Perm: "0600"}}
+	raw, err := journal.EncodePerms(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := journal.RollbackStarted{Agent: "a1", Checkpoint: "k1", Safety: "k3", Restore: "files", Plan: "p1-0", Path: "/tree", Perms: raw}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"agent":"a1","checkpoint":"k1","safety":"k3","restore":"files","plan":"p1-0","path":"/tree",` +
-		`"perms":[{"path":"keys","perm":"0700","dir":true},{"path":"n\ufffd.env","perm":"0600","path_bytes":"bv8uZW52"}]}`
+		`"perms":[{"path":"keys","perm":"2750","dir":true,"gid":4},{"path":"n\ufffd.env","perm":"0600","path_bytes":"bv8uZW52"}]}`
 	if string(b) != want {
 		t.Errorf("encoded\n %s\nwant\n %s", b, want)
 	}
@@ -31,20 +36,52 @@ func TestRollbackStartedPerms(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(in, out) {
-		t.Errorf("read back %+v, want %+v", out, in)
+	got, err := out.PermList()
+	if err != nil || !reflect.DeepEqual(got, ps) {
+		t.Errorf("read back %+v (%v), want %+v", got, err, ps)
+	}
+	if raw, _ := journal.EncodePerms(nil); raw != nil {
+		t.Errorf("EncodePerms(nil) = %s, want nothing", raw)
 	}
 	in.Perms = nil
 	b, _ = json.Marshal(in)
 	if want := `{"agent":"a1","checkpoint":"k1","safety":"k3","restore":"files","plan":"p1-0","path":"/tree"}`; string(b) != want {
 		t.Errorf("without perms: %s", b)
 	}
-	for perm, want := range map[string]os.FileMode{"0600": 0o600, "0755": 0o755, "0000": 0} {
-		if got, ok := (journal.PathPerm{Perm: perm}).FileMode(); !ok || got != want {
-			t.Errorf("FileMode(%q) = %v, %v", perm, got, ok)
+	if got, err := in.PermList(); got != nil || err != nil {
+		t.Errorf("PermList of none: %v, %v", got, err)
+	}
+}
+
+// TestPathPermModes: Perm is chmod's octal; a directory keeps its setgid
+// and sticky bits, a file never gets special bits back; anything but an
+// octal number up to 07777 is refused.
+func TestPathPermModes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		perm string
+		dir  bool
+		want os.FileMode
+	}{
+		{"0600", false, 0o600},
+		{"0755", false, 0o755},
+		{"0000", false, 0},
+		{"4755", false, 0o755}, // setuid is never given back
+		{"2750", true, 0o750 | os.ModeSetgid},
+		{"1777", true, 0o777 | os.ModeSticky},
+		{"0700", true, 0o700},
+	} {
+		got, ok := journal.PathPerm{Perm: c.perm, Dir: c.dir}.FileMode()
+		if !ok || got != c.want {
+			t.Errorf("FileMode(%q, dir %v) = %v, %v; want %v", c.perm, c.dir, got, ok, c.want)
+		}
+		if c.perm != "4755" {
+			if back := journal.OctalPerm(got, c.dir); back != c.perm {
+				t.Errorf("OctalPerm(%v, %v) = %q, want %q", got, c.dir, back, c.perm)
+			}
 		}
 	}
-	for _, perm := range []string{"", "rw", "0800", "01000", "-1"} {
+	for _, perm := range []string{"", "rw", "0800", "010000", "-1"} {
 		if _, ok := (journal.PathPerm{Perm: perm}).FileMode(); ok {
 			t.Errorf("FileMode(%q) accepted", perm)
 		}

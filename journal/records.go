@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 
@@ -141,30 +142,54 @@ type AgentRegistered struct {
 }
 
 // RollbackStarted is logged after the safety checkpoint exists (RFC 7.4
-// step 2). Perms holds the permission bits of the files and directories
-// the rollback may remove, or rewrite with another git mode, where they
-// are not git's own (0644 or 0755 for a file, 0755 for a directory):
-// checkpoints hold only git's modes, so a rollback to Safety (the undo)
-// gives these bits back to what it recreates (CASES BR-41). It is left out
-// when empty.
+// step 2). Perms, when not empty, is a JSON list of PathPerm: the
+// permission bits of the files and directories the rollback may remove, or
+// rewrite with another git mode, where they are not what git would give
+// them back under the umask (checkpoints hold only git's 644 and 755), so
+// that a rollback to Safety (the undo) can (CASES BR-41). It is kept as
+// raw JSON, decoded only by PermList: a replay of the log, on every
+// command, skips it.
 type RollbackStarted struct {
-	Agent      string     `json:"agent"`
-	Checkpoint string     `json:"checkpoint"`
-	Safety     string     `json:"safety"`
-	Restore    string     `json:"restore"`
-	Plan       string     `json:"plan"`
-	Path       string     `json:"path"`
-	Perms      []PathPerm `json:"perms,omitempty"`
+	Agent      string          `json:"agent"`
+	Checkpoint string          `json:"checkpoint"`
+	Safety     string          `json:"safety"`
+	Restore    string          `json:"restore"`
+	Plan       string          `json:"plan"`
+	Path       string          `json:"path"`
+	Perms      json.RawMessage `json:"perms,omitempty"`
+}
+
+// PermList decodes Perms (nil when there are none).
+func (r RollbackStarted) PermList() ([]PathPerm, error) {
+	if len(r.Perms) == 0 {
+		return nil, nil
+	}
+	var ps []PathPerm
+	if err := json.Unmarshal(r.Perms, &ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// EncodePerms is the Perms member for ps: nil (left out) when ps is empty.
+func EncodePerms(ps []PathPerm) (json.RawMessage, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(ps)
 }
 
 // PathPerm is the permission bits of one file (or, with Dir, directory) of
-// the tree: Perm in octal, as "0600"; Path relative to the top of the
-// tree, with "path_bytes" beside it when it is not valid UTF-8
+// the tree and the group that owns it: Perm in octal as chmod takes it
+// ("0600"; a directory's may carry the setgid and sticky bits, "2750",
+// "1777"), Gid a number. Path is relative to the top of the tree, with
+// "path_bytes" beside it when it is not valid UTF-8
 // (plumbing.MarshalPathBytes).
 type PathPerm struct {
-	Path string `json:"path"`
-	Perm string `json:"perm"`
-	Dir  bool   `json:"dir,omitempty"`
+	Path string  `json:"path"`
+	Perm string  `json:"perm"`
+	Dir  bool    `json:"dir,omitempty"`
+	Gid  *uint32 `json:"gid,omitempty"`
 }
 
 // MarshalJSON writes the shape above, plus path_bytes for a path that is
@@ -180,14 +205,36 @@ func (p *PathPerm) UnmarshalJSON(b []byte) error {
 	return plumbing.UnmarshalPathBytes(b, (*plain)(p), func(v *plain) *string { return &v.Path })
 }
 
-// FileMode is Perm as permission bits; ok is false when Perm is not an
-// octal number of at most 0777.
+// FileMode is Perm as os.FileMode bits: the permission bits, and for a
+// directory the setgid and sticky bits (a file's special bits are never
+// given back). ok is false when Perm is not an octal number of at most
+// 07777.
 func (p PathPerm) FileMode() (mode os.FileMode, ok bool) {
 	n, err := strconv.ParseUint(p.Perm, 8, 32)
-	if err != nil || n > 0o777 {
+	if err != nil || n > 0o7777 {
 		return 0, false
 	}
-	return os.FileMode(n), true
+	mode = os.FileMode(n & 0o777)
+	if p.Dir && n&0o2000 != 0 {
+		mode |= os.ModeSetgid
+	}
+	if p.Dir && n&0o1000 != 0 {
+		mode |= os.ModeSticky
+	}
+	return mode, true
+}
+
+// OctalPerm is the Perm string for mode: its permission bits, and its
+// setgid and sticky bits when dir.
+func OctalPerm(mode os.FileMode, dir bool) string {
+	n := uint32(mode.Perm())
+	if dir && mode&os.ModeSetgid != 0 {
+		n |= 0o2000
+	}
+	if dir && mode&os.ModeSticky != 0 {
+		n |= 0o1000
+	}
+	return fmt.Sprintf("%04o", n)
 }
 
 // RollbackEnded closes a rollback (RFC 7.4 step 7, 7.6).

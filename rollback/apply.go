@@ -41,9 +41,16 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// The applier reads, before anything is touched, the permission bits
 	// no checkpoint can hold, for the log; and, for an undo, those its
 	// rollback logged.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms()}
-	ap.own = p.permsToRecord(ap.w)
-	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: ap.own}
+	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms(), made: gitDefault}
+	if tmp, err := t.Repo.TmpDir(); err == nil {
+		ap.made = probeCreated(tmp)
+	}
+	ap.own = p.permsToRecord(ap.w, ap.made)
+	perms, err := journal.EncodePerms(ap.own)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "encoding rollback.started")
+	}
+	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
 		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.started")
 	}
@@ -332,6 +339,7 @@ type applier struct {
 	// rollback whose safety checkpoint is the target, when it is an undo.
 	own     []journal.PathPerm
 	restore []journal.PathPerm
+	made    created // what git gives what it creates here
 }
 
 // run deletes, writes and moves HEAD. Before each delete and before the
@@ -365,7 +373,9 @@ func (ap *applier) run(ctx context.Context) error {
 			ap.backup(c.Path, abs)
 		}
 	}
-	perms := planPerms(ap.w, writes, ap.restore)
+	// A directory the deletions emptied and the writes fill again gets
+	// its bits back too, not only in an undo.
+	perms := planPerms(ap.w, writes, append(append([]journal.PathPerm(nil), ap.restore...), dirsOnly(ap.own)...), p.tree.Config.ModesFromDisk, ap.made)
 	if len(writes) > 0 {
 		ap.touched = true
 		filterFailed, err := r.Checkout(ctx, writes)
@@ -553,7 +563,7 @@ func (ap *applier) backToS(ctx context.Context) error {
 			ok = append(ok, c)
 		}
 	}
-	perms := planPerms(w, ok, ap.own)
+	perms := planPerms(w, ok, ap.own, p.tree.Config.ModesFromDisk, ap.made)
 	if _, err = p.tree.Repo.Checkout(ctx, ok); err != nil {
 		return err
 	}

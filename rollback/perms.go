@@ -1,12 +1,15 @@
 package rollback
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
@@ -15,47 +18,132 @@ import (
 // Permission bits (CASES BR-41). A checkpoint holds git's modes only, 644
 // or 755, and checkout-index creates files and directories under the
 // umask. So a rollback keeps the bits of a file it rewrites with the same
-// git mode, and logs in rollback.started the bits of what it may remove or
-// rewrite with another git mode; the undo (a rollback to that safety
-// checkpoint) and a failed rollback's way back to S give them back to what
-// they recreate. A 0600 file a rollback deleted comes back 0600, not 0644.
+// git mode, and logs in rollback.started the bits (and group) of what it
+// may remove or rewrite with another git mode, where git would not give
+// them back; the undo (a rollback to that safety checkpoint), a failed
+// rollback's way back to S, and the rollback itself for a directory it
+// empties and fills again, give them back to what they recreate. A 0600
+// file a rollback deleted comes back 0600, not 0644.
 
-// gitPerm reports whether perm is bits git gives anyway: 0644 or 0755 for
-// a file, 0755 for a directory.
-func gitPerm(perm os.FileMode, dir bool) bool {
-	if dir {
-		return perm == 0o755
+// specialDir is the bits of a directory's mode kept beside its permission
+// bits: setgid (new files take its group) and sticky (only owners may
+// remove). A file's setuid and setgid bits are never given back.
+const specialDir = os.ModeSetgid | os.ModeSticky
+
+// created is what checkout-index gives what it creates, under the umask
+// (and any default ACL) in force: a file, an executable file, a
+// directory.
+type created struct{ file, exec, dir os.FileMode }
+
+// gitDefault is created for the usual umask 022.
+var gitDefault = created{file: 0o644, exec: 0o755, dir: 0o755}
+
+// probeCreated learns created by making a file (0666), an executable file
+// (0777) and a directory (0777) in the scratch directory tmp and reading
+// what they got. On any failure it answers gitDefault.
+func probeCreated(tmp string) created {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return gitDefault
 	}
-	return perm == 0o644 || perm == 0o755
+	base := filepath.Join(tmp, "perm-probe-"+hex.EncodeToString(b[:]))
+	mk := func(suffix string, perm os.FileMode, dir bool) (os.FileMode, bool) {
+		p := base + suffix
+		var err error
+		if dir {
+			err = os.Mkdir(p, perm)
+		} else {
+			var f *os.File
+			if f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm); err == nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			return 0, false
+		}
+		defer os.Remove(p)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return 0, false
+		}
+		return st.Mode() & (os.ModePerm | specialDir), true
+	}
+	var c created
+	var ok1, ok2, ok3 bool
+	c.file, ok1 = mk("-f", 0o666, false)
+	c.exec, ok2 = mk("-x", 0o777, false)
+	c.dir, ok3 = mk("-d", 0o777, true)
+	if !ok1 || !ok2 || !ok3 {
+		return gitDefault
+	}
+	return c
+}
+
+// want is what c gives a file (by its owner-exec bit) or a directory.
+func (c created) want(mode os.FileMode, dir bool) os.FileMode {
+	switch {
+	case dir:
+		return c.dir
+	case mode&0o100 != 0:
+		return c.exec
+	}
+	return c.file
+}
+
+// bits is the part of mode a record keeps: permission bits, and setgid
+// and sticky for a directory.
+func bits(mode os.FileMode, dir bool) os.FileMode {
+	if dir {
+		return mode & (os.ModePerm | specialDir)
+	}
+	return mode.Perm()
+}
+
+// gidOf is the group that owns the file st describes.
+func gidOf(st os.FileInfo) (uint32, bool) {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return s.Gid, true
+	}
+	return 0, false
 }
 
 // permsToRecord reads, before anything is touched, the permission bits the
 // plan could lose: of each regular file it deletes or rewrites with another
 // git mode (or type), and of each directory above a deletion (it may be
-// emptied and removed), where they are not git's own. Paths that cannot be
-// read are left out: nothing of theirs can be given back.
-func (p *plan) permsToRecord(w *worktree) []journal.PathPerm {
+// emptied and removed), where they are not what c, git's way of creating
+// them, would give back. Paths that cannot be read are left out: nothing of
+// theirs can be given back.
+func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
 	var out []journal.PathPerm
 	seen := map[string]bool{}
 	add := func(rel string, dir bool) {
+		if bad, _, err := w.parentState(rel, false); err != nil || bad != "" {
+			return
+		}
 		st, err := w.lstat(rel)
 		if err != nil || (dir && !st.IsDir()) || (!dir && !st.Mode().IsRegular()) {
 			return
 		}
-		if perm := st.Mode().Perm(); !gitPerm(perm, dir) {
-			out = append(out, journal.PathPerm{Path: rel, Perm: fmt.Sprintf("%04o", uint32(perm)), Dir: dir})
+		b := bits(st.Mode(), dir)
+		if b == c.want(b, dir) {
+			return
 		}
+		pp := journal.PathPerm{Path: rel, Perm: journal.OctalPerm(b, dir), Dir: dir}
+		if gid, ok := gidOf(st); ok {
+			pp.Gid = &gid
+		}
+		out = append(out, pp)
 	}
-	for _, c := range p.changes() {
-		deleted := c.DstMode == "000000"
-		if !deleted && (c.SrcMode == c.DstMode || c.SrcMode == "000000") {
+	for _, ch := range p.changes() {
+		deleted := ch.DstMode == "000000"
+		if !deleted && (ch.SrcMode == ch.DstMode || ch.SrcMode == "000000") {
 			continue // the same mode keeps its bits; where nothing is, nothing is lost
 		}
-		add(c.Path, false)
+		add(ch.Path, false)
 		if !deleted {
 			continue
 		}
-		for d := path.Dir(c.Path); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
+		for d := path.Dir(ch.Path); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
 			add(d, true)
 		}
@@ -65,61 +153,98 @@ func (p *plan) permsToRecord(w *worktree) []journal.PathPerm {
 
 // recordedPerms is the permission bits logged by the rollback whose safety
 // checkpoint is the target, in this tree: what an undo gives back. It is
-// nil for any other target.
+// nil for any other target, and for a record it cannot read.
 func (p *plan) recordedPerms() []journal.PathPerm {
 	rs := p.agent.Rollbacks
 	for i := len(rs) - 1; i >= 0; i-- {
 		if rs[i].Safety == p.target.ID() && rs[i].Path == p.tree.Path() {
-			return rs[i].Perms
+			ps, err := rs[i].PermList()
+			if err != nil {
+				return nil
+			}
+			return ps
 		}
 	}
 	return nil
 }
 
-// permPlan is what a write step sets once git has written: the bits of
-// files by path, and of the directories the writes create.
+// dirsOnly is the directories of ps.
+func dirsOnly(ps []journal.PathPerm) []journal.PathPerm {
+	var out []journal.PathPerm
+	for _, pp := range ps {
+		if pp.Dir {
+			out = append(out, pp)
+		}
+	}
+	return out
+}
+
+// permPlan is what a write step sets once git has written: bits (and, when
+// known, the group) of files by path, and of the directories the writes
+// create, deepest first.
 type permPlan struct {
-	files map[string]os.FileMode
-	dirs  []journal.PathPerm // deepest first
+	files map[string]permOf
+	dirs  []permOf
+	made  created
+}
+
+// permOf is the bits (and group, when recorded) one path ends with.
+type permOf struct {
+	path string
+	mode os.FileMode
+	dir  bool
+	gid  *uint32
 }
 
 // planPerms decides, before the writes, the bits each written regular
-// file and each created directory ends with. A file rewritten with its own
-// git mode keeps its bits (a 0600 file is not widened to 0644). A file the
-// writes create or give another mode, and a directory they create, get the
-// bits recorded gives them, if any: for a file only when its owner-exec
+// file and each created directory ends with. A file or directory recorded
+// gets its recorded bits and group: for a file only when its owner-exec
 // bit agrees with the mode written, so that a capture reads the mode the
-// target holds.
-func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm) permPlan {
-	pp := permPlan{files: map[string]os.FileMode{}}
-	byPath := map[string]journal.PathPerm{}
+// target holds (unless exec bits are not read from disk: modesFromDisk
+// false). Any other file rewritten with its own git mode keeps its bits (a
+// 0600 file is not widened to 0644). A recorded directory is set only if
+// the writes create it: it does not exist now, below real directories.
+// Where a path is recorded twice the first record wins.
+func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm, modesFromDisk bool, made created) permPlan {
+	pp := permPlan{files: map[string]permOf{}, made: made}
+	files := map[string]journal.PathPerm{}
+	seenDir := map[string]bool{}
 	for _, r := range recorded {
-		if r.Dir {
-			if _, err := w.lstat(r.Path); os.IsNotExist(err) {
-				pp.dirs = append(pp.dirs, r)
+		if !r.Dir {
+			if _, dup := files[r.Path]; !dup {
+				files[r.Path] = r
 			}
 			continue
 		}
-		byPath[r.Path] = r
+		mode, ok := r.FileMode()
+		if !ok || seenDir[r.Path] {
+			continue
+		}
+		seenDir[r.Path] = true
+		if bad, absent, err := w.parentState(r.Path, false); err != nil || bad != "" {
+			continue
+		} else if !absent {
+			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(r.Path))); !os.IsNotExist(err) {
+				continue
+			}
+		}
+		pp.dirs = append(pp.dirs, permOf{path: r.Path, mode: mode, dir: true, gid: r.Gid})
 	}
 	sort.SliceStable(pp.dirs, func(i, j int) bool {
-		return strings.Count(pp.dirs[i].Path, "/") > strings.Count(pp.dirs[j].Path, "/")
+		return strings.Count(pp.dirs[i].path, "/") > strings.Count(pp.dirs[j].path, "/")
 	})
 	for _, c := range writes {
 		if c.DstMode != "100644" && c.DstMode != "100755" {
 			continue
 		}
+		if r, ok := files[c.Path]; ok {
+			if mode, ok := r.FileMode(); ok && (!modesFromDisk || (mode&0o100 != 0) == (c.DstMode == "100755")) {
+				pp.files[c.Path] = permOf{path: c.Path, mode: mode, gid: r.Gid}
+				continue
+			}
+		}
 		if st, err := w.lstat(c.Path); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
-			pp.files[c.Path] = st.Mode().Perm()
-			continue
-		}
-		r, ok := byPath[c.Path]
-		if !ok {
-			continue
-		}
-		perm, ok := r.FileMode()
-		if ok && (perm&0o100 != 0) == (c.DstMode == "100755") {
-			pp.files[c.Path] = perm
+			pp.files[c.Path] = permOf{path: c.Path, mode: st.Mode().Perm()}
 		}
 	}
 	return pp
@@ -127,29 +252,47 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 
 // apply sets the bits once git has written, files first, then directories
 // from the deepest up (a directory's own bits may forbid reaching below
-// it). Only a regular file or a real directory is changed, never through a
-// symlink; one that is gone or of another type now is passed over.
+// it). Only a regular file or a real directory below real directories is
+// changed, never through a symlink; one that is gone or of another type
+// now is passed over. Where a recorded group differs from the one the new
+// file got, it is given back if the user may (chown to a group of theirs);
+// if not, group bits beyond what git would have given are dropped rather
+// than granted to another group.
 func (pp permPlan) apply(w *worktree) error {
-	set := func(rel string, perm os.FileMode, dir bool) error {
-		st, err := w.lstat(rel)
-		if err != nil || (dir && !st.IsDir()) || (!dir && !st.Mode().IsRegular()) || st.Mode().Perm() == perm {
+	set := func(po permOf) error {
+		if bad, _, err := w.parentState(po.path, false); err != nil || bad != "" {
 			return nil
 		}
-		if err := os.Chmod(filepath.Join(w.root, filepath.FromSlash(rel)), perm); err != nil {
-			return fmt.Errorf("setting the permission bits of %s: %w", rel, err)
+		abs := filepath.Join(w.root, filepath.FromSlash(po.path))
+		st, err := os.Lstat(abs)
+		if err != nil || (po.dir && !st.IsDir()) || (!po.dir && !st.Mode().IsRegular()) {
+			return nil
+		}
+		mode := po.mode
+		if gid, ok := gidOf(st); ok && po.gid != nil && gid != *po.gid {
+			if os.Lchown(abs, -1, int(*po.gid)) != nil {
+				def := pp.made.want(mode, po.dir)
+				mode = mode&^0o070 | mode&def&0o070
+			} else if st, err = os.Lstat(abs); err != nil {
+				return nil
+			}
+		}
+		if bits(st.Mode(), po.dir) == mode {
+			return nil
+		}
+		if err := os.Chmod(abs, mode); err != nil {
+			return fmt.Errorf("setting the permission bits of %s: %w", po.path, err)
 		}
 		return nil
 	}
-	for rel, perm := range pp.files {
-		if err := set(rel, perm, false); err != nil {
+	for _, po := range pp.files {
+		if err := set(po); err != nil {
 			return err
 		}
 	}
-	for _, d := range pp.dirs {
-		if perm, ok := d.FileMode(); ok {
-			if err := set(d.Path, perm, true); err != nil {
-				return err
-			}
+	for _, po := range pp.dirs {
+		if err := set(po); err != nil {
+			return err
 		}
 	}
 	return nil

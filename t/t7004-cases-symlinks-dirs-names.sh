@@ -321,4 +321,39 @@ test_expect_success POSIXPERM 'BR-41: the undo of a rollback gives back the bits
 	rb $K1 >"$OUT/r2.json" && test_path_is_missing private.txt
 '
 
+# What git would give back anyway is not logged (umask 002: 0664 files,
+# 0775 directories); a directory's setgid and sticky bits are; a 0700
+# directory the rollback empties and fills again keeps its bits; with
+# core.fileMode=false, whose captures read no exec bit, an executable file
+# the rollback deleted comes back executable with the undo.
+test_expect_success POSIXPERM 'BR-41: only bits git would not give back are logged; special directory bits, a refilled directory and core.fileMode=false' '
+	case_repo br41s &&
+	umask 002 &&
+	mkdir keys && echo k >keys/old && echo a >a && git add . && git commit -qm init &&
+	chmod 700 keys && chmod 600 keys/old &&
+	K1=$(ts) && K2=$(te) &&
+	K3=$(ts) &&
+	echo team >team.txt && mkdir shared group &&
+	echo s >shared/s && echo g >group/g && chmod 1777 shared && chmod 2770 group &&
+	git mv keys/old keys/new && git commit -qm mv && chmod 700 keys &&
+	K4=$(te) &&
+	rb $K1 --restore files >"$OUT/r.json" &&
+	test "$(file_mode keys)" = 700 && test "$(file_mode keys/old)" = 664 &&
+	venom_log | grep "\"rollback.started\"" | tail -n 1 >"$OUT/started" &&
+	jq -c "[.perms[] | [.path, .perm]] | sort" "$OUT/started" >"$OUT/perms" &&
+	echo "[[\"group\",\"2770\"],[\"keys\",\"0700\"],[\"keys/new\",\"0600\"],[\"shared\",\"1777\"]]" >"$OUT/expect" &&
+	test_cmp "$OUT/expect" "$OUT/perms" &&
+	S=$(jq -r .safety "$OUT/r.json") &&
+	rb $S --restore files >"$OUT/u.json" &&
+	test_json "$OUT/u.json" ".exact == true" &&
+	test "$(file_mode shared)" = 1777 && test "$(file_mode group)" = 2770 &&
+	test "$(file_mode keys/new)" = 600 && test "$(file_mode team.txt)" = 664 &&
+	git config core.fileMode false &&
+	K6=$(ts) && printf "#!/bin/sh\n" >new.sh && chmod 700 new.sh && K7=$(te) &&
+	rb $K6 --restore files >"$OUT/r2.json" && test_path_is_missing new.sh &&
+	S2=$(jq -r .safety "$OUT/r2.json") &&
+	rb $S2 --restore files >"$OUT/u2.json" &&
+	test "$(file_mode new.sh)" = 700
+'
+
 test_done
