@@ -26,6 +26,9 @@ type Config struct {
 	// ModesFromDisk is core.fileMode and core.symlinks both true (git's
 	// defaults), read in the same call: plumbing.Repo.KnowModesFromDisk.
 	ModesFromDisk bool
+	// ExecFromDisk is core.fileMode alone: git reads the exec bit from
+	// the files (rollback's permission bits, CASES BR-41).
+	ExecFromDisk bool
 }
 
 // DefaultRollbackNote is RFC 11.5's checkpoints.rollback_note.
@@ -43,6 +46,7 @@ func Defaults() Config {
 		Timeout:       30 * time.Second,
 		RollbackNote:  DefaultRollbackNote,
 		ModesFromDisk: true,
+		ExecFromDisk:  true,
 	}
 }
 
@@ -72,6 +76,9 @@ func parseConfig(out []byte, err error) (Config, error) {
 		if lk := strings.ToLower(k); lk == "core.filemode" || lk == "core.symlinks" {
 			if b, err := parseBool(v); err != nil || !b {
 				c.ModesFromDisk = false // unreadable: as if off, the full way
+				if lk == "core.filemode" {
+					c.ExecFromDisk = false
+				}
 			}
 			continue
 		}

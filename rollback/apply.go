@@ -375,7 +375,9 @@ func (ap *applier) run(ctx context.Context) error {
 	}
 	// A directory the deletions emptied and the writes fill again gets
 	// its bits back too, not only in an undo.
-	perms := planPerms(ap.w, writes, append(append([]journal.PathPerm(nil), ap.restore...), dirsOnly(ap.own)...), p.tree.Config.ModesFromDisk, ap.made)
+	// Its own come first: a directory that is there now keeps its bits;
+	// an undo's record gives back those of what is not.
+	perms := planPerms(ap.w, writes, append(dirsOnly(ap.own), ap.restore...), p.tree.Config.ExecFromDisk, ap.made)
 	if len(writes) > 0 {
 		ap.touched = true
 		filterFailed, err := r.Checkout(ctx, writes)
@@ -395,9 +397,7 @@ func (ap *applier) run(ctx context.Context) error {
 			}
 		}
 	}
-	if err := perms.apply(ap.w); err != nil {
-		return err
-	}
+	perms.apply(ap.w)
 	// What checkout-index wrote may not be the blob's bytes: an
 	// end-of-line conversion or a smudge filter changed them, and a tree
 	// compare cannot see it (CASES BR-35). Such paths are reported, and the
@@ -563,11 +563,12 @@ func (ap *applier) backToS(ctx context.Context) error {
 			ok = append(ok, c)
 		}
 	}
-	perms := planPerms(w, ok, ap.own, p.tree.Config.ModesFromDisk, ap.made)
+	perms := planPerms(w, ok, ap.own, p.tree.Config.ExecFromDisk, ap.made)
 	if _, err = p.tree.Repo.Checkout(ctx, ok); err != nil {
 		return err
 	}
-	return perms.apply(w)
+	perms.apply(w)
+	return nil
 }
 
 // rewindFails is the test hook that makes the harness's rewind fail.

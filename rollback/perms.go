@@ -3,7 +3,6 @@ package rollback
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -79,11 +78,13 @@ func probeCreated(tmp string) created {
 	return c
 }
 
-// want is what c gives a file (by its owner-exec bit) or a directory.
+// want is what c gives a file (by its owner-exec bit) or a directory: its
+// permission bits (a directory's setgid and sticky bits are always
+// recorded).
 func (c created) want(mode os.FileMode, dir bool) os.FileMode {
 	switch {
 	case dir:
-		return c.dir
+		return c.dir.Perm()
 	case mode&0o100 != 0:
 		return c.exec
 	}
@@ -200,12 +201,12 @@ type permOf struct {
 // file and each created directory ends with. A file or directory recorded
 // gets its recorded bits and group: for a file only when its owner-exec
 // bit agrees with the mode written, so that a capture reads the mode the
-// target holds (unless exec bits are not read from disk: modesFromDisk
-// false). Any other file rewritten with its own git mode keeps its bits (a
-// 0600 file is not widened to 0644). A recorded directory is set only if
+// target holds (unless git reads no exec bit from disk: execFromDisk
+// false, core.fileMode). Any other file rewritten with its own git mode
+// keeps its bits and group (a 0600 file is not widened to 0644). A recorded directory is set only if
 // the writes create it: it does not exist now, below real directories.
 // Where a path is recorded twice the first record wins.
-func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm, modesFromDisk bool, made created) permPlan {
+func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm, execFromDisk bool, made created) permPlan {
 	pp := permPlan{files: map[string]permOf{}, made: made}
 	files := map[string]journal.PathPerm{}
 	seenDir := map[string]bool{}
@@ -238,13 +239,17 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 			continue
 		}
 		if r, ok := files[c.Path]; ok {
-			if mode, ok := r.FileMode(); ok && (!modesFromDisk || (mode&0o100 != 0) == (c.DstMode == "100755")) {
+			if mode, ok := r.FileMode(); ok && (!execFromDisk || (mode&0o100 != 0) == (c.DstMode == "100755")) {
 				pp.files[c.Path] = permOf{path: c.Path, mode: mode, gid: r.Gid}
 				continue
 			}
 		}
 		if st, err := w.lstat(c.Path); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
-			pp.files[c.Path] = permOf{path: c.Path, mode: st.Mode().Perm()}
+			po := permOf{path: c.Path, mode: st.Mode().Perm()}
+			if gid, ok := gidOf(st); ok {
+				po.gid = &gid // checkout-index makes a new file, of the user's group
+			}
+			pp.files[c.Path] = po
 		}
 	}
 	return pp
@@ -256,44 +261,39 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 // changed, never through a symlink; one that is gone or of another type
 // now is passed over. Where a recorded group differs from the one the new
 // file got, it is given back if the user may (chown to a group of theirs);
-// if not, group bits beyond what git would have given are dropped rather
-// than granted to another group.
-func (pp permPlan) apply(w *worktree) error {
-	set := func(po permOf) error {
+// if not, group bits beyond what git would have given, and a directory's
+// setgid bit, are dropped rather than granted to another group. It is
+// best effort: the files and their modes are what the rollback promises,
+// and a chmod a file system refuses must not undo them; it returns the
+// paths it could not set, for the tests.
+func (pp permPlan) apply(w *worktree) (failed []string) {
+	set := func(po permOf) {
 		if bad, _, err := w.parentState(po.path, false); err != nil || bad != "" {
-			return nil
+			return
 		}
 		abs := filepath.Join(w.root, filepath.FromSlash(po.path))
 		st, err := os.Lstat(abs)
 		if err != nil || (po.dir && !st.IsDir()) || (!po.dir && !st.Mode().IsRegular()) {
-			return nil
+			return
 		}
 		mode := po.mode
 		if gid, ok := gidOf(st); ok && po.gid != nil && gid != *po.gid {
 			if os.Lchown(abs, -1, int(*po.gid)) != nil {
 				def := pp.made.want(mode, po.dir)
-				mode = mode&^0o070 | mode&def&0o070
+				mode = mode&^(0o070|os.ModeSetgid) | mode&def&0o070
 			} else if st, err = os.Lstat(abs); err != nil {
-				return nil
+				return
 			}
 		}
-		if bits(st.Mode(), po.dir) == mode {
-			return nil
+		if bits(st.Mode(), po.dir) != mode && os.Chmod(abs, mode) != nil {
+			failed = append(failed, po.path)
 		}
-		if err := os.Chmod(abs, mode); err != nil {
-			return fmt.Errorf("setting the permission bits of %s: %w", po.path, err)
-		}
-		return nil
 	}
 	for _, po := range pp.files {
-		if err := set(po); err != nil {
-			return err
-		}
+		set(po)
 	}
 	for _, po := range pp.dirs {
-		if err := set(po); err != nil {
-			return err
-		}
+		set(po)
 	}
-	return nil
+	return failed
 }

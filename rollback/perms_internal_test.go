@@ -53,8 +53,8 @@ func TestPermPlanNeverThroughSymlink(t *testing.T) {
 	// Even when planned (the link came after the plan), apply checks again.
 	pp.dirs = []permOf{{path: "keys/deep", mode: 0o700, dir: true}}
 	pp.files = map[string]permOf{"keys/f": {path: "keys/f", mode: 0o600}}
-	if err := pp.apply(w); err != nil {
-		t.Fatal(err)
+	if failed := pp.apply(w); failed != nil {
+		t.Errorf("apply failed on %v", failed)
 	}
 	if got := permOfPath(t, root, "other/deep"); got != 0o755 {
 		t.Errorf("other/deep is %v through the symlink keys, want 0755", got)
@@ -97,6 +97,13 @@ func TestPlanPermsChoices(t *testing.T) {
 	if len(got) != len(want) || got["recreated.txt"] != want["recreated.txt"] || got["same.txt"] != want["same.txt"] {
 		t.Errorf("files with modes read from disk: %v, want %v (exec.sh's 0700 disagrees with 100644)", got, want)
 	}
+	st, err := os.Lstat(filepath.Join(root, "same.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gid, _ := gidOf(st); pp.files["same.txt"].gid == nil || *pp.files["same.txt"].gid != gid {
+		t.Errorf("same.txt keeps its bits without its group %d: %+v", gid, pp.files["same.txt"])
+	}
 	var dirs []string
 	for _, d := range pp.dirs {
 		dirs = append(dirs, d.path)
@@ -129,12 +136,19 @@ func TestPermPlanOtherGroup(t *testing.T) {
 	root := t.TempDir()
 	mkfile(t, root, "team.txt", 0o644)
 	w := newWorktree(root, nil, nil)
-	pp := permPlan{files: map[string]permOf{"team.txt": {path: "team.txt", mode: 0o660, gid: &other}}, made: gitDefault}
-	if err := pp.apply(w); err != nil {
+	if err := os.Mkdir(filepath.Join(root, "teamdir"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	pp := permPlan{files: map[string]permOf{"team.txt": {path: "team.txt", mode: 0o660, gid: &other}},
+		dirs: []permOf{{path: "teamdir", mode: 0o770 | os.ModeSetgid, dir: true, gid: &other}}, made: gitDefault}
+	if failed := pp.apply(w); failed != nil {
+		t.Errorf("apply failed on %v", failed)
 	}
 	if got := permOfPath(t, root, "team.txt"); got != 0o640 {
 		t.Errorf("team.txt is %v, want 0640 (group write of group %d not given to another)", got, other)
+	}
+	if got := permOfPath(t, root, "teamdir"); got != 0o750 {
+		t.Errorf("teamdir is %v, want 0750: no group write, and no setgid bit for the wrong group", got)
 	}
 }
 
