@@ -403,31 +403,38 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	// it since), else what write-tree makes of the copy as it still is,
 	// which costs no index write while the index's cache tree is valid.
 	// An unmerged index has none, and takes the full way below.
+	// With core.fileMode or core.symlinks off, update-index takes modes
+	// from the full index's entries: the paths are staged the full way,
+	// which needs no base.
 	wroteInfo := indexInfo.Len() > 0
 	unwritten := len(update) == 0 && len(removed) == 0 && !wroteInfo
+	needBase := unwritten
+	if !unwritten {
+		fromDisk, err := r.modesFromDisk(ctx)
+		needBase = err == nil && fromDisk
+	}
 	var base OID
-	if cached != nil && cached.Tree != "" && cached.Tree == headTree {
-		base = headTree
-	} else if tree, err := r.Line(ctx, Options{Env: env}, "write-tree"); err == nil {
-		base = OID(tree)
-		if keyed {
-			if store == nil && cached.Tree != base {
-				c := *cached
-				store = &c
+	if needBase {
+		if cached != nil && cached.Tree != "" && cached.Tree == headTree {
+			base = headTree
+		} else if tree, err := r.Line(ctx, Options{Env: env}, "write-tree"); err == nil {
+			base = OID(tree)
+			if keyed {
+				if store == nil && cached.Tree != base {
+					c := *cached
+					store = &c
+				}
+				if store != nil {
+					store.Tree = base
+				}
 			}
-			if store != nil {
-				store.Tree = base
-			}
+		} else if unwritten || ctx.Err() != nil {
+			return nil, fmt.Errorf("writing the tree: %w", err)
 		}
-	} else if unwritten || ctx.Err() != nil {
-		return nil, fmt.Errorf("writing the tree: %w", err)
 	}
 	if unwritten {
 		snap.Tree = base
 		return snap, nil
-	}
-	if fromDisk, err := r.modesFromDisk(ctx); err != nil || !fromDisk {
-		base = "" // modes follow the full index's entries: the full way
 	}
 	if base != "" {
 		// The paths' entries from an index of those paths alone, and the

@@ -374,9 +374,8 @@ func (ap *applier) run(ctx context.Context) error {
 		}
 	}
 	// A directory the deletions emptied and the writes fill again gets
-	// its bits back too, not only in an undo.
-	// Its own come first: a directory that is there now keeps its bits;
-	// an undo's record gives back those of what is not.
+	// its own bits back, in any rollback; in an undo, what is not there
+	// now gets the bits its rollback logged (own first: the first wins).
 	perms := planPerms(ap.w, writes, append(dirsOnly(ap.own), ap.restore...), p.tree.Config.ExecFromDisk, ap.made)
 	if len(writes) > 0 {
 		ap.touched = true

@@ -116,12 +116,7 @@ func TestHeadCompareAndSwap(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	r := f.r
-	r.Write(".gitattributes", "*.dat filter=race\n")
-	r.Write("model.dat", "one\n")
-	r.Commit("A")
-	f.take(checkpoint.ReasonTurnStart)
-	r.Write("model.dat", "two\n")
-	c := r.Commit("C")
+	c := raceTurn(f)
 	f.take(checkpoint.ReasonTurnEnd)
 	d := moveBranchDuringWrites(r, c)
 	before := files(disk(t, r.Dir))
@@ -142,6 +137,19 @@ func TestHeadCompareAndSwap(t *testing.T) {
 	if len(ended) != 1 || ended[0]["code"] != code(err) || ended[0]["ok"] != false {
 		t.Errorf("rollback.ended: %v", ended)
 	}
+}
+
+// raceTurn makes commit A with model.dat (filter=race), takes k1 (a
+// turn_start) and commits C, the turn's change to model.dat, whose
+// rollback moveBranchDuringWrites can make fail. It returns C.
+func raceTurn(f *fixture) string {
+	r := f.r
+	r.Write(".gitattributes", "*.dat filter=race\n")
+	r.Write("model.dat", "one\n")
+	r.Commit("A")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("model.dat", "two\n")
+	return r.Commit("C")
 }
 
 // moveBranchDuringWrites makes a rollback of the files *.dat (the tree's

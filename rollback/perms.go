@@ -3,6 +3,8 @@ package rollback
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -118,10 +120,7 @@ func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
 	var out []journal.PathPerm
 	seen := map[string]bool{}
 	add := func(rel string, dir bool) {
-		if bad, _, err := w.parentState(rel, false); err != nil || bad != "" {
-			return
-		}
-		st, err := w.lstat(rel)
+		st, err := w.lstatReal(rel)
 		if err != nil || (dir && !st.IsDir()) || (!dir && !st.Mode().IsRegular()) {
 			return
 		}
@@ -222,12 +221,8 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 			continue
 		}
 		seenDir[r.Path] = true
-		if bad, absent, err := w.parentState(r.Path, false); err != nil || bad != "" {
-			continue
-		} else if !absent {
-			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(r.Path))); !os.IsNotExist(err) {
-				continue
-			}
+		if _, err := w.lstatReal(r.Path); !errors.Is(err, fs.ErrNotExist) {
+			continue // there now (or below a symlink): the writes do not create it
 		}
 		pp.dirs = append(pp.dirs, permOf{path: r.Path, mode: mode, dir: true, gid: r.Gid})
 	}
@@ -244,7 +239,7 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 				continue
 			}
 		}
-		if st, err := w.lstat(c.Path); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
+		if st, err := w.lstatReal(c.Path); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
 			po := permOf{path: c.Path, mode: st.Mode().Perm()}
 			if gid, ok := gidOf(st); ok {
 				po.gid = &gid // checkout-index makes a new file, of the user's group
@@ -268,11 +263,8 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 // paths it could not set, for the tests.
 func (pp permPlan) apply(w *worktree) (failed []string) {
 	set := func(po permOf) {
-		if bad, _, err := w.parentState(po.path, false); err != nil || bad != "" {
-			return
-		}
+		st, err := w.lstatReal(po.path)
 		abs := filepath.Join(w.root, filepath.FromSlash(po.path))
-		st, err := os.Lstat(abs)
 		if err != nil || (po.dir && !st.IsDir()) || (!po.dir && !st.Mode().IsRegular()) {
 			return
 		}

@@ -21,12 +21,7 @@ func TestFailedRollbackGivesBackPerms(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	r := f.r
-	r.Write(".gitattributes", "*.dat filter=race\n")
-	r.Write("model.dat", "one\n")
-	r.Commit("A")
-	f.take(checkpoint.ReasonTurnStart)
-	r.Write("model.dat", "two\n")
-	c := r.Commit("C")
+	c := raceTurn(f)
 	write(t, r.Dir, "private.txt", []byte("secret\n"), 0o600)
 	write(t, r.Dir, "keys/id", []byte("key\n"), 0o600)
 	if err := os.Chmod(filepath.Join(r.Dir, "keys"), 0o700); err != nil {

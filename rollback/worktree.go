@@ -60,6 +60,27 @@ func (w *worktree) parents(rel string, allowDeleted bool) (bad string, err error
 	return bad, err
 }
 
+// errParent is lstatReal's answer for a path below a symlink, a file or a
+// nested repository.
+var errParent = errors.New("a parent is not a directory of the tree")
+
+// lstatReal is lstat of rel when every parent is a real directory of the
+// tree, as the checks before each delete and write ask: errParent when one
+// is a symlink, a file or a nested repository, fs.ErrNotExist when one is
+// missing or rel is.
+func (w *worktree) lstatReal(rel string) (os.FileInfo, error) {
+	bad, absent, err := w.parentState(rel, false)
+	switch {
+	case err != nil:
+		return nil, err
+	case bad != "":
+		return nil, errParent
+	case absent:
+		return nil, fs.ErrNotExist
+	}
+	return os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
+}
+
 // parentState is parents, and also says whether rel cannot exist once the
 // plan's deletions are done (absent: a parent is missing, or is a file or
 // symlink the plan deletes).
