@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
@@ -63,14 +64,15 @@ func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
 }
 
 // TreeDiff lists the files that differ between two trees (or commits),
-// with line counts: two diff-tree calls, raw and numstat, both -z.
+// with line counts: two diff-tree calls, raw and numstat, both -z (the
+// numstat with the user's index, whose .gitattributes say what is binary).
 func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error) {
-	raw, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--raw", from, to)
+	changes, err := t.Repo.DiffTrees(ctx, from, to)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
-	}
-	changes, err := plumbing.ParseDiffTreeRaw(raw)
-	if err != nil {
+		var gerr *plumbing.Error
+		if errors.As(err, &gerr) {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
+		}
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading diff-tree")
 	}
 	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)

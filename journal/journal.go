@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/venom-org/git-venom/internal/failpoint"
@@ -28,6 +29,11 @@ type Log struct {
 	// a hook past its timeout. 0 means DefaultLockWait. checkpoint.OpenTree
 	// sets it to venom.checkpoints.timeout.
 	LockWait time.Duration
+
+	// replayed is what Load read last, so that the next Load in this
+	// process reads and decodes only what was appended since (state.go).
+	mu       sync.Mutex
+	replayed *readCache
 }
 
 // DefaultLockWait is Append's wait for the log lock when LockWait is 0.
@@ -67,10 +73,29 @@ type Raw struct {
 	TS   string          `json:"ts"`
 	Type string          `json:"type"`
 	Line json.RawMessage `json:"-"`
+	// body is the line decoded by a replay (decodeBody), a pointer to the
+	// body type, kept so that a later replay of the same record does not
+	// decode it again; nil before.
+	body any
 }
 
 // Decode unmarshals the record's line into v (a body type).
 func (r Raw) Decode(v any) error { return json.Unmarshal(r.Line, v) }
+
+// decodeBody returns r's body as a T, decoding r.Line the first time and
+// keeping the result in r. The value returned is a copy; what it shares
+// with the kept one (slices, maps, pointers) a replay only reads.
+func decodeBody[T any](r *Raw) (T, error) {
+	if b, ok := r.body.(*T); ok {
+		return *b, nil
+	}
+	b := new(T)
+	if err := json.Unmarshal(r.Line, b); err != nil {
+		return *b, err
+	}
+	r.body = b
+	return *b, nil
+}
 
 // Now is the clock; tests replace it.
 var Now = func() time.Time { return time.Now().UTC() }

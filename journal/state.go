@@ -1,7 +1,11 @@
 package journal
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 
 	"github.com/venom-org/git-venom/refs"
@@ -144,10 +148,14 @@ func (s *State) agent(id string) *Agent {
 	return a
 }
 
-// Replay builds the State from records, in one linear pass.
+// Replay builds the State from records, in one linear pass. It keeps each
+// record's decoded body in recs (Raw.body), so a replay of the same
+// records again decodes no JSON: Load replays the whole log on every call,
+// and pays the decoding only for what was appended since its last call.
 func Replay(recs []Raw) (*State, error) {
 	s := &State{Agents: map[string]*Agent{}}
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		s.Seq = r.Seq
 		if err := s.apply(r); err != nil {
 			return nil, fmt.Errorf("log record %d (%s): %w", r.Seq, r.Type, err)
@@ -156,11 +164,11 @@ func Replay(recs []Raw) (*State, error) {
 	return s, nil
 }
 
-func (s *State) apply(r Raw) error {
+func (s *State) apply(r *Raw) error {
 	switch r.Type {
 	case TypeCheckpointTaken:
-		var c Checkpoint
-		if err := r.Decode(&c); err != nil {
+		c, err := decodeBody[Checkpoint](r)
+		if err != nil {
 			return err
 		}
 		n, err := refs.ParseID(c.Checkpoint)
@@ -180,8 +188,8 @@ func (s *State) apply(r Raw) error {
 		}
 		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: path})
 	case TypeCheckpointReused:
-		var c Reused
-		if err := r.Decode(&c); err != nil {
+		c, err := decodeBody[Reused](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(c.Agent)
@@ -190,15 +198,15 @@ func (s *State) apply(r Raw) error {
 		}
 		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path})
 	case TypeCheckpointFailed:
-		var c Failed
-		if err := r.Decode(&c); err != nil {
+		c, err := decodeBody[Failed](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(c.Agent)
 		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path})
 	case TypeCheckpointPruned:
-		var c Pruned
-		if err := r.Decode(&c); err != nil {
+		c, err := decodeBody[Pruned](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(c.Agent)
@@ -208,8 +216,8 @@ func (s *State) apply(r Raw) error {
 			}
 		}
 	case TypeTurnStarted:
-		var t TurnStarted
-		if err := r.Decode(&t); err != nil {
+		t, err := decodeBody[TurnStarted](r)
+		if err != nil {
 			return err
 		}
 		n, err := refs.ParseTurn(t.Turn)
@@ -220,8 +228,8 @@ func (s *State) apply(r Raw) error {
 		a.Turns = append(a.Turns, &Turn{N: n, StartSeq: r.Seq, Start: t.Checkpoint, NoStart: t.NoStart,
 			Harness: t.Harness, HarnessSession: t.HarnessSession, HarnessTurn: t.HarnessTurn})
 	case TypeTurnEnded:
-		var t TurnEnded
-		if err := r.Decode(&t); err != nil {
+		t, err := decodeBody[TurnEnded](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(t.Agent)
@@ -244,8 +252,8 @@ func (s *State) apply(r Raw) error {
 			}
 		}
 	case TypeAgentRegistered:
-		var g AgentRegistered
-		if err := r.Decode(&g); err != nil {
+		g, err := decodeBody[AgentRegistered](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(g.Agent)
@@ -254,23 +262,23 @@ func (s *State) apply(r Raw) error {
 			a.Trees[g.Path] = g.Isolation
 		}
 	case TypeEdit:
-		var e Edit
-		if err := r.Decode(&e); err != nil {
+		e, err := decodeBody[Edit](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(e.Agent)
 		a.Edits = append(a.Edits, Edited{Seq: r.Seq, Edit: e})
 	case TypeRollbackStarted:
-		var b RollbackStarted
-		if err := r.Decode(&b); err != nil {
+		b, err := decodeBody[RollbackStarted](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(b.Agent)
 		a.Rollbacks = append(a.Rollbacks, b)
 		a.OpenRollback = &a.Rollbacks[len(a.Rollbacks)-1]
 	case TypeRollbackEnded:
-		var b RollbackEnded
-		if err := r.Decode(&b); err != nil {
+		b, err := decodeBody[RollbackEnded](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(b.Agent)
@@ -282,20 +290,20 @@ func (s *State) apply(r Raw) error {
 			}
 		}
 	case TypeNotePending:
-		var n NotePending
-		if err := r.Decode(&n); err != nil {
+		n, err := decodeBody[NotePending](r)
+		if err != nil {
 			return err
 		}
 		s.agent(n.Agent).Notes[r.Seq] = n
 	case TypeNoteDelivered:
-		var n NoteDelivered
-		if err := r.Decode(&n); err != nil {
+		n, err := decodeBody[NoteDelivered](r)
+		if err != nil {
 			return err
 		}
 		delete(s.agent(n.Agent).Notes, n.Note)
 	case TypeAgentArchived:
-		var g AgentArchived
-		if err := r.Decode(&g); err != nil {
+		g, err := decodeBody[AgentArchived](r)
+		if err != nil {
 			return err
 		}
 		a := s.agent(g.Agent)
@@ -307,8 +315,8 @@ func (s *State) apply(r Raw) error {
 			}
 		}
 	case TypeAgentBinding:
-		var b AgentBinding
-		if err := r.Decode(&b); err != nil {
+		b, err := decodeBody[AgentBinding](r)
+		if err != nil {
 			return err
 		}
 		s.agent(b.Agent).Binding = &b
@@ -339,16 +347,95 @@ func (s *State) AgentIDs(tree string) []string {
 	return ids
 }
 
-// Load reads and replays the log.
+// Load replays the log into a new State (RFC 4.2: the log is the truth).
+// Each call reads the log again, so what another process appended is
+// seen, but within one process it reads and decodes only the records
+// appended since the Log's previous Load (readCache); a log that is not
+// the file read before, or whose bytes before that point changed, is read
+// whole. The State returned is the caller's own: a later Load builds
+// another.
 func (l *Log) Load() (*State, error) {
-	recs, torn, err := l.ReadAll()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	recs, torn, err := l.readNew()
 	if err != nil {
 		return nil, err
 	}
 	s, err := Replay(recs)
 	if err != nil {
+		l.replayed = nil
 		return nil, err
 	}
 	s.Torn = torn
 	return s, nil
+}
+
+// readCache is what Load read of the log: the file (fi), the records of
+// its complete lines (recs, with their decoded bodies), where those lines
+// end (end, in bytes) and the last of them with its newline (last), to see
+// on the next read that the file still holds it there.
+type readCache struct {
+	fi   os.FileInfo
+	end  int64
+	last []byte
+	recs []Raw
+}
+
+// readNew returns the log's records, from l.replayed and the bytes after
+// it when it is still the log's prefix, else from the whole file, and
+// keeps them in l.replayed. An append only ever adds whole lines after
+// the last complete one (cutting a torn line first), so when the file is
+// the same one and still holds the last line read where it was read, the
+// records before are unchanged.
+func (l *Log) readNew() (recs []Raw, torn bool, err error) {
+	f, err := os.Open(l.Path())
+	if errors.Is(err, os.ErrNotExist) {
+		l.replayed = nil
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the log: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the log: %w", err)
+	}
+	if c := l.replayed; c != nil && os.SameFile(c.fi, fi) && fi.Size() >= c.end {
+		from := c.end - int64(len(c.last))
+		data := make([]byte, fi.Size()-from)
+		if _, err := f.ReadAt(data, from); err == nil && bytes.HasPrefix(data, c.last) {
+			more, torn, err := Parse(data[len(c.last):])
+			if err == nil {
+				recs = append(c.recs[:len(c.recs):len(c.recs)], more...)
+				l.keep(fi, from, data, recs)
+				return recs, torn, nil
+			}
+		}
+	}
+	// Read whole: the first time, another file, or the tail not as
+	// expected (a parse error is then reported with its true line).
+	l.replayed = nil
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, false, fmt.Errorf("reading the log: %w", err)
+	}
+	recs, torn, err = Parse(data)
+	if err != nil {
+		return nil, false, err
+	}
+	l.keep(fi, 0, data, recs)
+	return recs, torn, nil
+}
+
+// keep records in l.replayed that the log file fi holds records recs in
+// its complete lines, data being its bytes from offset from on.
+func (l *Log) keep(fi os.FileInfo, from int64, data []byte, recs []Raw) {
+	n := bytes.LastIndexByte(data, '\n')
+	if n < 0 {
+		l.replayed = nil
+		return
+	}
+	start := bytes.LastIndexByte(data[:n], '\n') + 1
+	l.replayed = &readCache{fi: fi, end: from + int64(n) + 1, last: append([]byte(nil), data[start:n+1]...), recs: recs}
 }

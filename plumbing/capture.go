@@ -49,6 +49,11 @@ type Snapshot struct {
 	Bytes      int64
 	// Changed is the number of paths the status walk listed.
 	Changed int
+	// IndexAttributes is true when the user's index, as the capture read
+	// it, holds a .gitattributes entry; false, no attribute can come from
+	// it, and git can be asked about attributes with an empty index
+	// (FilterPaths).
+	IndexAttributes bool
 }
 
 // CaptureOptions bounds one capture (RFC 11.5 max_file_bytes,
@@ -280,6 +285,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	assumed := ans.AssumeUnchanged
 	gitlinks := ans.Gitlinks
+	snap.IndexAttributes = ans.Attributes
 	if len(assumed) > 0 {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(assumed))},
 			"update-index", "-z", "--no-assume-unchanged", "--stdin"); err != nil {

@@ -30,7 +30,7 @@ import (
 
 // indexCacheVersion is the format of index-cache.json; a file of any other
 // version is a miss.
-const indexCacheVersion = 1
+const indexCacheVersion = 2
 
 // indexSettle is how old, in both mtime and ctime, the index must be
 // when a capture reads it for the capture to store answers about it.
@@ -89,11 +89,16 @@ func (k indexKey) settled(read time.Time) bool {
 // them; AssumeUnchanged the paths of the other entries with the
 // assume-unchanged bit (lower-case tags), whose bit the capture clears in
 // its private copy; Gitlinks maps each stage-0 gitlink (mode 160000) to
-// the commit the index records, never nil.
+// the commit the index records, never nil. Attributes is true when the
+// index holds a .gitattributes entry (any stage, any flag): git reads
+// attributes from the index's .gitattributes where the work tree has none
+// (gitattributes(5)), so without one an empty index gives the same
+// attributes (Snapshot.IndexAttributes).
 type indexAnswer struct {
 	SkipWorktree    []string
 	AssumeUnchanged []string
 	Gitlinks        map[string]OID
+	Attributes      bool
 }
 
 // answerOf keeps from ls-files' entries what a capture needs.
@@ -116,6 +121,20 @@ func (a *indexAnswer) add(e IndexEntry) {
 	if e.Mode == "160000" && e.Stage == 0 {
 		a.Gitlinks[e.Path] = e.OID
 	}
+	if e.Path == attrFile || strings.HasSuffix(e.Path, "/"+attrFile) {
+		a.Attributes = true
+	}
+}
+
+// attrFile is the name of a per-directory attributes file.
+const attrFile = ".gitattributes"
+
+// attrRecord reports whether an ls-files -z record (NUL included) is of
+// a .gitattributes entry: its path, after the tab, is the name or ends in
+// "/" and the name.
+func attrRecord(rec []byte) bool {
+	const name = attrFile + "\x00"
+	return bytes.HasSuffix(rec, []byte("\t"+name)) || bytes.HasSuffix(rec, []byte("/"+name))
 }
 
 // parseIndexAnswer is answerOf(ParseLsFiles(out)) without building an
@@ -135,7 +154,7 @@ func parseIndexAnswer(out []byte) (indexAnswer, error) {
 		rec := out[:n+1]
 		out = out[n+1:]
 		if len(rec) > 4 && rec[0] == 'H' && rec[1] == ' ' && !bytes.HasPrefix(rec[2:], []byte("160000 ")) &&
-			bytes.IndexByte(rec[2:], '\t') >= 0 {
+			bytes.IndexByte(rec[2:], '\t') >= 0 && !attrRecord(rec) {
 			continue
 		}
 		e, err := ParseLsFiles(rec)
@@ -190,6 +209,7 @@ type indexCacheFile struct {
 	SkipWorktree    []byte   `json:"skip_worktree,omitempty"`
 	AssumeUnchanged []byte   `json:"assume_unchanged,omitempty"`
 	Gitlinks        []byte   `json:"gitlinks,omitempty"`
+	Attributes      bool     `json:"attributes,omitempty"`
 	Tree            OID      `json:"tree,omitempty"`
 }
 
@@ -255,6 +275,7 @@ func readIndexCache(path string, key indexKey) (c *indexCache, why string) {
 		return nil, "corrupt tree"
 	}
 	c.Tree = f.Tree
+	c.Answer.Attributes = f.Attributes
 	return c, ""
 }
 
@@ -270,6 +291,7 @@ func (r *Repo) storeIndexCache(c *indexCache) error {
 		Key:             c.Key,
 		SkipWorktree:    NulList(c.Answer.SkipWorktree),
 		AssumeUnchanged: NulList(c.Answer.AssumeUnchanged),
+		Attributes:      c.Answer.Attributes,
 		Tree:            c.Tree,
 	}
 	var links bytes.Buffer

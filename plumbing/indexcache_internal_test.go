@@ -1,6 +1,7 @@
 package plumbing
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,6 +28,7 @@ func TestIndexCacheRoundTrip(t *testing.T) {
 		},
 		Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 	}
+	c.Answer.Attributes = true
 	if err := r.storeIndexCache(c); err != nil {
 		t.Fatal(err)
 	}
@@ -56,27 +58,28 @@ func TestIndexCacheCorrupt(t *testing.T) {
 	t.Parallel()
 	key := indexKey{Dev: 1, Ino: 2, Size: 3, MtimeNs: 4, CtimeNs: 5}
 	k := `"key":{"dev":1,"ino":2,"size":3,"mtime_ns":4,"ctime_ns":5}`
+	v := fmt.Sprintf(`{"version":%d,`, indexCacheVersion)
+	if got, why := readIndexCache(writeCache(t, v+k+`}`), key); got == nil {
+		t.Fatalf("the well-formed entry the cases below break is a miss: %s", why)
+	}
 	for name, content := range map[string]string{
-		"empty":               "",
-		"truncated":           `{"version":1,` + k[:20],
-		"not json":            "\x00\x01garbage",
-		"other version":       `{"version":2,` + k + `}`,
-		"no version":          `{` + k + `}`,
-		"unterminated list":   `{"version":1,` + k + `,"skip_worktree":"YQ=="}`,    // "a"
-		"empty name":          `{"version":1,` + k + `,"assume_unchanged":"AGEA"}`, // "\0a\0"
-		"gitlink without oid": `{"version":1,` + k + `,"gitlinks":"c3ViAA=="}`,     // "sub\0"
-		"gitlink bad oid":     `{"version":1,` + k + `,"gitlinks":"eHl6IHN1YgA="}`, // "xyz sub\0"
-		"bad tree":            `{"version":1,` + k + `,"tree":"HEAD"}`,
-		"bad base64":          `{"version":1,` + k + `,"skip_worktree":"%%%"}`,
-		"wrong type":          `{"version":1,` + k + `,"skip_worktree":["a","b"]}`,
-		"upper-case tree":     `{"version":1,` + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}`,
+		"empty":                            "",
+		"truncated":                        v + k[:20],
+		"not json":                         "\x00\x01garbage",
+		"other version":                    fmt.Sprintf(`{"version":%d,`, indexCacheVersion+1) + k + `}`,
+		"version 1 (no attributes answer)": `{"version":1,` + k + `}`,
+		"no version":                       `{` + k + `}`,
+		"unterminated list":                v + k + `,"skip_worktree":"YQ=="}`,    // "a"
+		"empty name":                       v + k + `,"assume_unchanged":"AGEA"}`, // "\0a\0"
+		"gitlink without oid":              v + k + `,"gitlinks":"c3ViAA=="}`,     // "sub\0"
+		"gitlink bad oid":                  v + k + `,"gitlinks":"eHl6IHN1YgA="}`, // "xyz sub\0"
+		"bad tree":                         v + k + `,"tree":"HEAD"}`,
+		"bad base64":                       v + k + `,"skip_worktree":"%%%"}`,
+		"wrong type":                       v + k + `,"skip_worktree":["a","b"]}`,
+		"upper-case tree":                  v + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "index-cache.json")
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if got, why := readIndexCache(p, key); got != nil || why == "" {
+			if got, why := readIndexCache(writeCache(t, content), key); got != nil || why == "" {
 				t.Errorf("read %+v from %q", got, content)
 			}
 		})
@@ -84,6 +87,16 @@ func TestIndexCacheCorrupt(t *testing.T) {
 	if got, why := readIndexCache(filepath.Join(t.TempDir(), "none.json"), key); got != nil || why != "no cache file" {
 		t.Errorf("missing file: %+v, %q", got, why)
 	}
+}
+
+// writeCache writes content as an index-cache.json of its own.
+func writeCache(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "index-cache.json")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestIndexKeySettled: only an index both of whose times are older than
@@ -165,6 +178,9 @@ func FuzzIndexAnswer(f *testing.F) {
 		"H 100644 " + oid + " 0\tno terminator",
 		"H 1006\t\x00",
 		"\t 100644 " + oid + " 0\ttab tag\x00",
+		"H 100644 " + oid + " 0\t.gitattributes\x00",
+		"H 100644 " + oid + " 0\tx.gitattributes\x00S 100644 " + oid + " 0\td/.gitattributes\x00",
+		"H 100644 " + oid + " 0\td\t.gitattributes\x00",
 	} {
 		f.Add([]byte(s))
 	}
@@ -181,4 +197,34 @@ func FuzzIndexAnswer(f *testing.F) {
 			t.Fatalf("%q: answer %+v, want %+v", out, got, want)
 		}
 	})
+}
+
+// TestIndexAnswerAttributes: the answer says whether the index holds a
+// .gitattributes, at the top or below, whatever its flags or stage, and
+// not for names that only end like one.
+func TestIndexAnswerAttributes(t *testing.T) {
+	t.Parallel()
+	oid := "0123456789abcdef0123456789abcdef01234567"
+	rec := func(tag, path string) string { return tag + " 100644 " + oid + " 0\t" + path + "\x00" }
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{rec("H", "a") + rec("H", "b/c"), false},
+		{rec("H", ".gitattributes"), true},
+		{rec("H", "a") + rec("H", "deep/er/.gitattributes") + rec("H", "z"), true},
+		{rec("S", "sparse/.gitattributes"), true},
+		{rec("h", ".gitattributes"), true},
+		{"M 100644 " + oid + " 2\tc/.gitattributes\x00", true},
+		{rec("H", "x.gitattributes") + rec("H", "d/y.gitattributes") + rec("H", ".gitattributes.orig"), false},
+		{rec("H", "d\t.gitattributes"), false},
+	} {
+		got, err := parseIndexAnswer([]byte(c.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Attributes != c.want {
+			t.Errorf("%q: Attributes %v, want %v", c.out, got.Attributes, c.want)
+		}
+	}
 }

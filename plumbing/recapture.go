@@ -47,7 +47,7 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			}
 		}
 	}
-	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules}
+	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, IndexAttributes: prev.IndexAttributes}
 	var err error
 	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
 		return nil, err

@@ -98,6 +98,7 @@ type Repo struct {
 		ok   bool
 		err  error
 	}
+	trees treeCache // trees read or written by this process's tree edits
 }
 
 // Options changes one run of git.
@@ -106,8 +107,13 @@ type Options struct {
 	Env        []string  // extra KEY=VALUE pairs, e.g. GIT_INDEX_FILE
 	Dir        string    // working directory; default the work tree
 	NoWorkTree bool      // run without GIT_WORK_TREE (object-only commands)
-	Stdout     io.Writer // stream stdout here instead of returning it
-	Stderr     io.Writer // also copy stderr here (it is kept for errors either way)
+	// NoIndex runs git with an empty index (Repo.absentIndex), for a
+	// command that reads the index although its answer never depends on
+	// it: diff-tree's raw output. On a 100,000-file tree the read costs
+	// 10 ms a call.
+	NoIndex bool
+	Stdout  io.Writer // stream stdout here instead of returning it
+	Stderr  io.Writer // also copy stderr here (it is kept for errors either way)
 }
 
 // scrubbed lists variables never inherited by a git child. They are the ones
@@ -363,6 +369,9 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 	if !o.NoWorkTree {
 		env = append(env, "GIT_WORK_TREE="+r.WorkTree)
 	}
+	if o.NoIndex {
+		env = append(env, "GIT_INDEX_FILE="+r.absentIndex())
+	}
 	env = append(env, o.Env...)
 	cmd.Env = env
 	cmd.Stdin = o.Stdin // nil means /dev/null in os/exec
@@ -387,6 +396,14 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 		return stdout.Bytes(), &Error{Args: args, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// absentIndex is an index path no code creates, in the worktree's scratch
+// directory: git reads a missing index file as an empty index. Were a file
+// there, git would refuse it as corrupt (it is no index) or read it; either
+// way the answers NoIndex is for do not depend on it.
+func (r *Repo) absentIndex() string {
+	return filepath.Join(r.GitDir, "venom", "tmp", "absent.index")
 }
 
 func traceEnv(env []string) string {

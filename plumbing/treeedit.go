@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A tree edit makes the tree that is a base tree with some paths changed,
@@ -33,9 +34,12 @@ type Entry struct {
 }
 
 // treeEditor edits one base tree (Repo.editTree): it reads trees with one `git
-// cat-file --batch` and writes them with one `git mktree --batch`, and
-// keeps what it read. close ends both processes.
+// cat-file --batch` and writes them with one `git mktree --batch`, each
+// started when first needed, and keeps what it read and wrote, in the
+// Repo's treeCache too. close ends both processes.
 type treeEditor struct {
+	r       *Repo
+	ctx     context.Context
 	base    OID
 	cat, mk *session
 	hexLen  int
@@ -44,27 +48,62 @@ type treeEditor struct {
 	buf     []byte                      // cat-file's answer being read
 }
 
-// editTree starts an editor of base, a tree's full hex name.
+// editTree returns an editor of base, a tree's full hex name.
 func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
-	cat, err := r.startSession(ctx, Options{NoWorkTree: true}, "cat-file", "--batch")
-	if err != nil {
-		return nil, err
+	return &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}, nil
+}
+
+// session returns the editor's process running args, starting it the
+// first time.
+func (ed *treeEditor) session(s **session, args ...string) (*session, error) {
+	if *s == nil {
+		started, err := ed.r.startSession(ed.ctx, Options{NoWorkTree: true}, args...)
+		if err != nil {
+			return nil, err
+		}
+		*s = started
 	}
-	mk, err := r.startSession(ctx, Options{NoWorkTree: true}, "mktree", "-z", "--batch")
-	if err != nil {
-		cat.close()
-		return nil, err
-	}
-	return &treeEditor{base: base, cat: cat, mk: mk, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}, nil
+	return *s, nil
 }
 
 // close ends the editor's git processes and returns the first failure.
 func (ed *treeEditor) close() error {
-	err := ed.cat.close()
-	if merr := ed.mk.close(); err == nil {
-		err = merr
+	var err error
+	for _, s := range []*session{ed.cat, ed.mk} {
+		if s == nil {
+			continue
+		}
+		if serr := s.close(); err == nil {
+			err = serr
+		}
 	}
 	return err
+}
+
+// treeCache keeps, for the life of the process, the entries of each tree
+// a tree edit read or wrote, by its name: a tree's entries never change,
+// and the trees a rollback's second capture reads along the paths it
+// wrote are mostly the ones its first capture wrote along the same paths
+// (Reread). Safe for concurrent use.
+type treeCache struct {
+	mu    sync.Mutex
+	trees map[OID][]treeItem
+}
+
+func (c *treeCache) get(oid OID) ([]treeItem, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list, ok := c.trees[oid]
+	return list, ok
+}
+
+func (c *treeCache) put(oid OID, list []treeItem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trees == nil {
+		c.trees = map[OID][]treeItem{}
+	}
+	c.trees[oid] = list
 }
 
 // prefetch reads, a level at a time, the trees of base along paths (their
@@ -339,25 +378,35 @@ func (ed *treeEditor) readAll(oids []OID) error {
 	var want []OID
 	seen := map[OID]bool{}
 	for _, o := range oids {
-		if _, ok := ed.trees[o]; !ok && !seen[o] {
-			seen[o] = true
-			want = append(want, o)
+		if _, ok := ed.trees[o]; ok || seen[o] {
+			continue
 		}
+		if list, ok := ed.r.trees.get(o); ok {
+			ed.trees[o] = list
+			continue
+		}
+		seen[o] = true
+		want = append(want, o)
 	}
 	if len(want) == 0 {
 		return nil
+	}
+	cat, err := ed.session(&ed.cat, "cat-file", "--batch")
+	if err != nil {
+		return err
 	}
 	var req bytes.Buffer
 	for _, o := range want {
 		fmt.Fprintf(&req, "%s\n", o)
 	}
-	wrote := ed.cat.send(req.Bytes())
+	wrote := cat.send(req.Bytes())
 	for _, o := range want {
 		list, err := ed.readOne(o)
 		if err != nil {
 			return err
 		}
 		ed.trees[o] = list
+		ed.r.trees.put(o, list)
 	}
 	if err := <-wrote; err != nil {
 		return fmt.Errorf("cat-file: %w", err)
@@ -415,6 +464,10 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 	if len(lists) == 0 {
 		return nil, nil
 	}
+	mk, err := ed.session(&ed.mk, "mktree", "-z", "--batch")
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	for _, list := range lists {
 		sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
@@ -437,10 +490,10 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 		}
 		b.WriteByte(0)
 	}
-	wrote := ed.mk.send(b.Bytes())
+	wrote := mk.send(b.Bytes())
 	oids := make([]OID, 0, len(lists))
 	for range lists {
-		line, err := ed.mk.out.ReadString('\n')
+		line, err := mk.out.ReadString('\n')
 		if err != nil {
 			return nil, fmt.Errorf("mktree: %w", err)
 		}
@@ -452,6 +505,19 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 	}
 	if err := <-wrote; err != nil {
 		return nil, fmt.Errorf("mktree: %w", err)
+	}
+	// What mktree wrote is what a read of it would give: the same
+	// entries, each mode as git stores it (octal, no leading zero).
+	for i, list := range lists {
+		stored := make([]treeItem, len(list))
+		for k, it := range list {
+			stored[k] = it
+			if m, err := strconv.ParseUint(it.mode, 8, 32); err == nil {
+				stored[k].mode = strconv.FormatUint(m, 8)
+			}
+		}
+		ed.trees[oids[i]] = stored
+		ed.r.trees.put(oids[i], stored)
 	}
 	return oids, nil
 }
@@ -552,7 +618,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	for _, p := range paths {
 		skip[p] = true
 	}
-	var seed bytes.Buffer
+	var seed []Entry
+	var seedPaths []string
 	// The paths' own entries: update-index decides a path that is now a
 	// directory by the entry it had (removed; a gitlink kept up to date),
 	// and fails on one it never had.
@@ -562,7 +629,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, err
 		}
 		if e != nil {
-			fmt.Fprintf(&seed, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+			seed, seedPaths = append(seed, *e), append(seedPaths, p)
 		}
 	}
 	dirs := map[string]bool{}
@@ -588,17 +655,44 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, err
 		}
 		if e != nil && e.Mode != "160000" {
-			fmt.Fprintf(&seed, "%s %s 0\t%s\x00", e.Mode, e.OID, attr)
+			seed, seedPaths = append(seed, *e), append(seedPaths, attr)
 		}
 	}
-	if seed.Len() > 0 {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: &seed}, "update-index", "-z", "--index-info"); err != nil {
-			return nil, fmt.Errorf("seeding an index: %w", err)
-		}
+	// The seed goes in with the update as --cacheinfo arguments, one git
+	// process fewer, unless they would make a long command line. A path
+	// git refuses to name (core.protectNTFS) makes --cacheinfo fail where
+	// --index-info leaves it out ("Ignoring path"): then, having written
+	// nothing, it is done in two steps.
+	var cacheinfo []string
+	size := 0
+	for i, e := range seed {
+		arg := e.Mode + "," + string(e.OID) + "," + seedPaths[i]
+		size += len(arg) + len("--cacheinfo") + 2
+		cacheinfo = append(cacheinfo, "--cacheinfo", arg)
 	}
-	if len(paths) > 0 {
-		if err := r.updateIndex(ctx, env, paths); err != nil {
+	merged := len(paths) > 0 && len(seed) > 0 && size <= maxSeedArgs
+	if merged {
+		err := r.updateIndex(ctx, env, paths, cacheinfo...)
+		var ge *Error
+		if err != nil && !(errors.As(err, &ge) && strings.Contains(ge.Stderr, "--cacheinfo cannot add")) {
 			return nil, &stageError{err}
+		}
+		merged = err == nil
+	}
+	if !merged {
+		var info bytes.Buffer
+		for i, e := range seed {
+			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, seedPaths[i])
+		}
+		if info.Len() > 0 {
+			if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+				return nil, fmt.Errorf("seeding an index: %w", err)
+			}
+		}
+		if len(paths) > 0 {
+			if err := r.updateIndex(ctx, env, paths); err != nil {
+				return nil, &stageError{err}
+			}
 		}
 	}
 	if len(info) > 0 {
@@ -688,17 +782,24 @@ type stageError struct{ error }
 
 func (e *stageError) Unwrap() error { return e.error }
 
-// updateIndex runs `git update-index -z --add --remove --replace --stdin`
-// for paths in the index env names. Paths on stdin are literal (never
+// maxSeedArgs bounds, in bytes, the --cacheinfo arguments stage gives
+// update-index: far below any system's limit on a command line (256 KiB
+// on macOS, with the environment).
+const maxSeedArgs = 32 << 10
+
+// updateIndex runs `git update-index -z --add --remove --replace
+// [--cacheinfo <mode>,<object>,<path>]... --stdin` for paths in the index
+// env names; the --cacheinfo entries (pairs of arguments in cacheinfo) go
+// in first, as `--index-info` would put them. Paths on stdin are literal (never
 // pathspecs, so ':todo.md' is a name: BR-38); --replace lets a file become
 // a directory and back (BR-32). A file that shrinks while git hashes it (an
 // agent or editor rewriting it) makes update-index die with "short read
 // while indexing" before it writes the index, so the step is run again, on
 // the file's new content; only a file that keeps changing fails it.
-func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string) error {
+func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string, cacheinfo ...string) error {
+	args := append(append([]string{"update-index", "-z", "--add", "--remove", "--replace"}, cacheinfo...), "--stdin")
 	for try := 1; ; try++ {
-		_, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths))},
-			"update-index", "-z", "--add", "--remove", "--replace", "--stdin")
+		_, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths))}, args...)
 		if err == nil {
 			return nil
 		}

@@ -186,7 +186,9 @@ func (ap *applier) rereadEnough(ctx context.Context) bool {
 	if len(written) == 0 {
 		return true
 	}
-	fp, err := p.tree.Repo.FilterPaths(ctx, written)
+	// HEAD did not move, so the user's index is the one S read: without a
+	// .gitattributes in it, git need not read it to answer.
+	fp, err := p.tree.Repo.FilterPaths(ctx, written, !p.snap.IndexAttributes)
 	return err == nil && len(fp) == 0
 }
 
@@ -391,7 +393,7 @@ func (ap *applier) run(ctx context.Context) error {
 			for _, c := range writes {
 				paths = append(paths, c.Path)
 			}
-			if fp, err := r.FilterPaths(ctx, paths); err == nil {
+			if fp, err := r.FilterPaths(ctx, paths, false); err == nil {
 				ap.converted = append(ap.converted, fp...)
 			}
 		}

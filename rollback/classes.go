@@ -1,8 +1,6 @@
 package rollback
 
 import (
-	"context"
-
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
@@ -99,28 +97,35 @@ func sharedTurn(st *journal.State, a *journal.Agent, path string, lo, hi int64) 
 	return false
 }
 
+// diffWindows is windows less the ones classify needs no diff of: a
+// rollback window, and one whose two captures are the same commit.
+func diffWindows(st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string) []window {
+	var out []window
+	for _, w := range windows(st, a, path, target, sTree) {
+		if w.from.commit != w.to.commit && w.kind != "rollback" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // classify returns RFC 7.3's class for each of paths (the paths that differ
 // between S and T): outside when a gap changed it, agent when a turn window
 // changed it and an edit record of that turn inside the window names it,
-// turn otherwise.
+// turn otherwise. ws are diffWindows' windows, diffs what changed in each
+// (plumbing.DiffTrees from its first capture to its second).
 //
 // fresh holds the paths S has that the newest capture before it did not:
 // created since the last checkpoint, so no checkpoint but S holds them.
-func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string, paths map[string]bool) (class map[string]string, fresh map[string]bool, err error) {
+func classify(a *journal.Agent, path string, ws []window, diffs [][]plumbing.TreeChange, paths map[string]bool) (class map[string]string, fresh map[string]bool) {
 	class = make(map[string]string, len(paths))
 	fresh = map[string]bool{}
 	for p := range paths {
 		class[p] = ClassTurn
 	}
 	edited := map[string]bool{} // path that a turn window's edit names and changed
-	for _, w := range windows(st, a, path, target, sTree) {
-		if w.from.commit == w.to.commit || w.kind == "rollback" {
-			continue
-		}
-		changes, err := r.DiffTrees(ctx, w.from.commit, w.to.commit)
-		if err != nil {
-			return nil, nil, err
-		}
+	for i, w := range ws {
+		changes := diffs[i]
 		var names map[string]bool
 		if w.kind == "turn" {
 			names = map[string]bool{}
@@ -158,5 +163,5 @@ func classify(ctx context.Context, r *plumbing.Repo, st *journal.State, a *journ
 			class[p] = ClassAgent
 		}
 	}
-	return class, fresh, nil
+	return class, fresh
 }

@@ -331,18 +331,26 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		}
 	}
 
-	changes, err := t.Repo.DiffTrees(ctx, string(p.snap.Tree), tr.Commit)
-	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "comparing S with %s", target.ID())
+	// What differs between S and T, and what changed in each window
+	// between them (RFC 7.3), asked of git at once.
+	ws := diffWindows(st, a, t.Path(), target, string(p.snap.Tree))
+	pairs := [][2]string{{string(p.snap.Tree), tr.Commit}}
+	for _, w := range ws {
+		pairs = append(pairs, [2]string{w.from.commit, w.to.commit})
 	}
+	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs)
+	if err != nil {
+		if bad == 0 {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "comparing S with %s", target.ID())
+		}
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "finding who changed what")
+	}
+	changes := diffs[0]
 	paths := make(map[string]bool, len(changes))
 	for _, c := range changes {
 		paths[c.Path] = true
 	}
-	class, fresh, err := classify(ctx, t.Repo, st, a, t.Path(), target, string(p.snap.Tree), paths)
-	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "finding who changed what")
-	}
+	class, fresh := classify(a, t.Path(), ws, diffs[1:], paths)
 	outside := o.Outside
 	if outside == "" {
 		outside = "overwrite"
