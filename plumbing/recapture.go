@@ -48,10 +48,13 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 		}
 	}
 	snap := &Snapshot{Skipped: prev.Skipped, Submodules: prev.Submodules, IndexAttributes: prev.IndexAttributes}
-	var err error
-	if snap.Head, snap.Branch, err = r.HeadState(ctx); err != nil {
-		return nil, err
-	}
+	// HEAD is read while the ignore rules are asked about the paths.
+	head := make(chan error, 1)
+	go func() {
+		var err error
+		snap.Head, snap.Branch, err = r.HeadState(ctx)
+		head <- err
+	}()
 	var gone, present []string
 	for _, p := range paths {
 		if r.Exists(p) {
@@ -60,11 +63,18 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 			gone = append(gone, p)
 		}
 	}
+	var ignored map[string]bool
+	var err error
 	if len(present) > 0 {
-		ignored, err := r.IgnoredUntracked(ctx, present)
-		if err != nil {
-			return nil, err
-		}
+		ignored, err = r.IgnoredUntracked(ctx, present)
+	}
+	if herr := <-head; herr != nil {
+		return nil, herr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(present) > 0 {
 		if len(ignored) > 0 {
 			kept := present[:0]
 			for _, p := range present {

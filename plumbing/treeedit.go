@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,9 +48,22 @@ type treeEditor struct {
 	buf     []byte                      // cat-file's answer being read
 }
 
-// editTree returns an editor of base, a tree's full hex name.
+// editTree returns an editor of base, a tree's full hex name. Its mktree,
+// and its cat-file unless the process's treeCache holds base, start now,
+// in the background, so that their start overlaps the work before their
+// first use.
 func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
-	return &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}, nil
+	ed := &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}
+	if _, ok := r.trees.get(base); !ok {
+		if _, err := ed.session(&ed.cat, "cat-file", "--batch"); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := ed.session(&ed.mk, "mktree", "-z", "--batch"); err != nil {
+		ed.close()
+		return nil, err
+	}
+	return ed, nil
 }
 
 // session returns the editor's process running args, starting it the
@@ -469,8 +482,13 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
+	n := 0
 	for _, list := range lists {
-		sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+		n += len(list) * (len("100644 blob \t\x00") + ed.hexLen + 16)
+	}
+	b.Grow(n)
+	for _, list := range lists {
+		slices.SortFunc(list, func(x, y treeItem) int { return strings.Compare(x.name, y.name) })
 		for _, it := range list {
 			typ := "blob"
 			switch it.mode {

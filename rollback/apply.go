@@ -90,23 +90,29 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
-	if ap.rereadEnough(ctx) {
+	if !ap.headMoved && !p.writesCaptureRules() {
 		// Only the planned paths can differ from S: read them again from
 		// S's tree, so verifying costs what the writes cost. When that
-		// cannot be done (a path Capture treats apart) or fails (a
-		// directory appeared where a write was planned, and git refuses
-		// to stage it), a full capture is taken: the rollback checkpoint
-		// is never skipped.
+		// cannot be done (a path Capture treats apart, a filter that may
+		// have written elsewhere) or fails (a directory appeared where a
+		// write was planned, and git refuses to stage it), a full capture
+		// is taken: the rollback checkpoint is never skipped. Git is asked
+		// about filters while the paths are read (that writes objects
+		// only).
+		enough := make(chan bool, 1)
+		go func() { enough <- ap.rereadEnough(ctx) }()
 		var paths []string
 		for _, c := range p.changes() {
 			paths = append(paths, c.Path)
 		}
-		var snap2 *plumbing.Snapshot
-		snap2, err = t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
-		if err == nil {
+		snap2, rerr := t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
+		switch {
+		case <-enough && rerr == nil:
 			tho.Snapshot = snap2
 			after, err = t.Take(ctx, tho)
-		} else if ctx.Err() == nil {
+		case ctx.Err() != nil:
+			err = ctx.Err()
+		default:
 			after, err = t.Take(ctx, tho)
 		}
 	} else {
@@ -362,23 +368,28 @@ func (ap *applier) run(ctx context.Context) error {
 		ap.touched = true
 	}
 	failpoint.Hit("rollback.deleted")
+	// The checks before the writes change nothing in the tree, and the
+	// writes are then handed to git at once: one pass (worktree.batch).
 	var writes []plumbing.TreeChange
-	for _, c := range p.writes {
-		if ok, _ := ap.w.checkWrite(c, false); !ok {
-			continue
+	var perms permPlan
+	ap.w.batch(func() {
+		for _, c := range p.writes {
+			if ok, _ := ap.w.checkWrite(c, false); !ok {
+				continue
+			}
+			writes = append(writes, c)
+			abs := filepath.Join(p.tree.Path(), filepath.FromSlash(c.Path))
+			if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
+				// Keep a hard link to the file checkout-index unlinks, so a
+				// failing smudge filter cannot leave it deleted (CASES BR-36).
+				ap.backup(c.Path, abs)
+			}
 		}
-		writes = append(writes, c)
-		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(c.Path))
-		if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
-			// Keep a hard link to the file checkout-index unlinks, so a
-			// failing smudge filter cannot leave it deleted (CASES BR-36).
-			ap.backup(c.Path, abs)
-		}
-	}
-	// A directory the deletions emptied and the writes fill again gets
-	// its own bits back, in any rollback; in an undo, what is not there
-	// now gets the bits its rollback logged (own first: the first wins).
-	perms := planPerms(ap.w, writes, append(dirsOnly(ap.own), ap.restore...), p.tree.Config.ExecFromDisk, ap.made)
+		// A directory the deletions emptied and the writes fill again gets
+		// its own bits back, in any rollback; in an undo, what is not there
+		// now gets the bits its rollback logged (own first: the first wins).
+		perms = planPerms(ap.w, writes, append(dirsOnly(ap.own), ap.restore...), p.tree.Config.ExecFromDisk, ap.made)
+	})
 	if len(writes) > 0 {
 		ap.touched = true
 		filterFailed, err := r.Checkout(ctx, writes)

@@ -23,6 +23,7 @@ type worktree struct {
 	deletes map[string]bool  // paths S holds that the plan deletes
 	nested  map[string]bool  // S's nested repositories and gitlinks: never written into
 	changes []plumbing.TreeChange
+	dirs    map[string]dirSeen // within a batch: what dirAt found
 }
 
 // newWorktree checks changes against the tree at root. s is S, the
@@ -88,25 +89,16 @@ func (w *worktree) parentState(rel string, allowDeleted bool) (bad string, absen
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		q := strings.Join(parts[:i], "/")
-		st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q)))
-		if errors.Is(err, fs.ErrNotExist) {
+		kind, err := w.dirAt(q)
+		switch kind {
+		case atNothing:
 			return "", true, nil
-		}
-		if err != nil {
+		case atError:
 			return q, false, err
-		}
-		if st.IsDir() {
-			if w.nested[q] {
-				return q, false, nil // a nested repository's files are its own
-			}
-			if _, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q), ".git")); err == nil {
-				// A repository git does not report as nested (the user's
-				// index tracks paths below it, so git descends into it):
-				// its work tree is still its own, and nothing is written
-				// into it or deleted from it.
-				return q, false, nil
-			}
+		case atDir:
 			continue
+		case atRepo:
+			return q, false, nil
 		}
 		if allowDeleted && w.deletes[q] {
 			return "", true, nil
@@ -116,12 +108,73 @@ func (w *worktree) parentState(rel string, allowDeleted bool) (bad string, absen
 	return "", false, nil
 }
 
+// What parentState finds at a parent directory's path.
+const (
+	atNothing = iota // nothing: nothing below it exists either
+	atError          // lstat failed otherwise
+	atDir            // a real directory
+	atRepo           // a directory that is a repository's work tree: S's nested one, or one holding .git
+	atOther          // a file, a symlink, anything but a directory
+)
+
+// dirAt lstats rel, a parent of a path of the plan, and says what is
+// there. A repository git does not report as nested (the user's index
+// tracks paths below it, so git descends into it) is still its own work
+// tree: nothing is written into it or deleted from it. Within a batch the
+// answer is remembered.
+func (w *worktree) dirAt(rel string) (int, error) {
+	if k, ok := w.dirs[rel]; ok {
+		return k.kind, k.err
+	}
+	kind := atDir
+	st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		kind, err = atNothing, nil
+	case err != nil:
+		kind = atError
+	case !st.IsDir():
+		kind = atOther
+	case w.nested[rel]:
+		kind = atRepo
+	default:
+		if _, gerr := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel), ".git")); gerr == nil {
+			kind = atRepo
+		}
+	}
+	if w.dirs != nil {
+		w.dirs[rel] = dirSeen{kind, err}
+	}
+	return kind, err
+}
+
+// dirSeen is a remembered dirAt answer.
+type dirSeen struct {
+	kind int
+	err  error
+}
+
+// batch runs f remembering what dirAt finds, for a pass of checks that
+// changes nothing in the tree (the checks before the writes, which are
+// then handed to git at once): each parent directory is looked at once
+// per pass, not once per path below it.
+func (w *worktree) batch(f func()) {
+	w.dirs = map[string]dirSeen{}
+	defer func() { w.dirs = nil }()
+	f()
+}
+
 // blocked returns the paths of the plan that must go to left with
 // ignored_in_the_way (RFC 7.4), as the tree is now: a write whose path or
 // parent holds something S does not (an ignored file, a non-empty folder),
 // and a delete under such a path, so the tree is not left matching neither
 // S nor T (CASES BR-32).
-func (w *worktree) blocked() []Left {
+func (w *worktree) blocked() (out []Left) {
+	w.batch(func() { out = w.blockedNow() })
+	return out
+}
+
+func (w *worktree) blockedNow() []Left {
 	var out []Left
 	blockedDirs := map[string]string{}
 	for _, c := range w.changes {
