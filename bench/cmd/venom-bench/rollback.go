@@ -25,7 +25,8 @@ func rollbackRows(n int) []caseFunc {
 // rollbackCase: before every timed run of either side, n files get content
 // no run wrote before. The venom side took a turn_start checkpoint K before
 // that edit and a turn_end after it, and its plan to K (untimed); the timed
-// run is the real call with that plan. The baseline checks the same paths
+// run is the real call with that plan. All runs of a row are turns of one
+// agent. The baseline checks the same paths
 // out of HEAD, which holds K's content. Checked: the files are back.
 func rollbackCase(t *tree, n int, withStatus bool) (*benchCase, error) {
 	paths, err := pickFiles(t.dir, n)
@@ -63,19 +64,36 @@ func rollbackCase(t *tree, n int, withStatus bool) (*benchCase, error) {
 		}
 		return nil
 	}
-	var agent, plan string
+	// One agent per row, in its own tree as far as venom knows (isolation
+	// worktree, no other agent registered there): each run is one more
+	// turn of it, rolled back, as a session goes. An agent per run would
+	// make every earlier one a sharer of the tree, to be sent a note by
+	// each rollback, so that the log, and what each run replays, would
+	// grow with the square of the runs.
+	agent := fmt.Sprintf("rb%d", len(paths))
+	if withStatus {
+		agent += "s"
+	}
+	var k, plan string
 	prepare := func(run int) error {
-		agent = fmt.Sprintf("rb%d-%d", len(paths), run)
-		if _, err := git(t.dir, "venom-checkpoint", "--agent", agent, "--isolation", "worktree", "--reason", "turn_start", "--json"); err != nil {
+		out, err := git(t.dir, "venom-checkpoint", "--agent", agent, "--isolation", "worktree", "--reason", "turn_start", "--json")
+		if err != nil {
 			return err
 		}
+		var c struct {
+			Checkpoint string `json:"checkpoint"`
+		}
+		if err := json.Unmarshal(out, &c); err != nil || c.Checkpoint == "" {
+			return fmt.Errorf("no checkpoint in %q", out)
+		}
+		k = c.Checkpoint
 		if err := modify(run); err != nil {
 			return err
 		}
 		if _, err := git(t.dir, "venom-checkpoint", "--agent", agent, "--reason", "turn_end", "--json"); err != nil {
 			return err
 		}
-		out, err := git(t.dir, "venom-plan", "--agent", agent, "k1", "--restore", "files", "--json")
+		out, err = git(t.dir, "venom-plan", "--agent", agent, k, "--restore", "files", "--json")
 		if err != nil {
 			return err
 		}
@@ -115,7 +133,7 @@ func rollbackCase(t *tree, n int, withStatus bool) (*benchCase, error) {
 			label:   "git venom-rollback K --plan P",
 			prepare: prepare,
 			run: func() (outcome, error) {
-				return command(t.dir, "venom-rollback", "--agent", agent, "k1", "--restore", "files", "--plan", plan, "--json")()
+				return command(t.dir, "venom-rollback", "--agent", agent, k, "--restore", "files", "--plan", plan, "--json")()
 			},
 			check: func(out []byte) error {
 				var r struct {
