@@ -64,18 +64,19 @@ func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
 }
 
 // TreeDiff lists the files that differ between two trees (or commits),
-// with line counts: two diff-tree calls, raw and numstat, both -z (the
-// numstat with the user's index, whose .gitattributes say what is binary).
+// with line counts: two diff-tree calls, raw (Repo.DiffTrees) and numstat,
+// both -z, both listing every gitlink (the numstat with the user's index,
+// whose .gitattributes say what is binary).
 func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error) {
 	changes, err := t.Repo.DiffTrees(ctx, from, to)
 	if err != nil {
 		var gerr *plumbing.Error
-		if errors.As(err, &gerr) {
+		if errors.As(err, &gerr) || ctx.Err() != nil {
 			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
 		}
 		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading diff-tree")
 	}
-	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to)
+	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
 	}

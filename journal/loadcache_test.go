@@ -124,6 +124,21 @@ func TestLoadAfterAppends(t *testing.T) {
 		t.Fatal("torn after the append cut the line")
 	}
 
+	// Blank lines after the last record (a person's editor), then records
+	// after them.
+	f, err = os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n  \n\n")
+	f.Close()
+	sameAsFresh(t, l, "blank lines at the end")
+	if _, err := writer.Append(entriesFor("a0", k, 2, rng)...); err != nil {
+		t.Fatal(err)
+	}
+	k += 2
+	sameAsFresh(t, l, "records after blank lines")
+
 	// Cut back in place (the last records removed by hand), then grown
 	// past the point read last by new records: the bytes there are not
 	// the line read there.

@@ -351,9 +351,11 @@ func (s *State) AgentIDs(tree string) []string {
 // Each call reads the log again, so what another process appended is
 // seen, but within one process it reads and decodes only the records
 // appended since the Log's previous Load (readCache); a log that is not
-// the file read before, or whose bytes before that point changed, is read
-// whole. The State returned is the caller's own: a later Load builds
-// another.
+// the file read before, is shorter, or no longer holds what was read last
+// where it was, is read whole. Each call builds a new State, but States
+// from one Log share the records' decoded bodies (the slices, maps and
+// pointers in Saved.Rec, Edited, Turn.HarnessEndPending, Agent.Rollbacks
+// and the like): callers treat what they hold there as read-only.
 func (l *Log) Load() (*State, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -372,21 +374,24 @@ func (l *Log) Load() (*State, error) {
 
 // readCache is what Load read of the log: the file (fi), the records of
 // its complete lines (recs, with their decoded bodies), where those lines
-// end (end, in bytes) and the last of them with its newline (last), to see
-// on the next read that the file still holds it there.
+// end (end, in bytes), and their tail from the start of the last record's
+// line (tail), to see on the next read that the file still holds it there.
 type readCache struct {
 	fi   os.FileInfo
 	end  int64
-	last []byte
+	tail []byte
 	recs []Raw
 }
 
 // readNew returns the log's records, from l.replayed and the bytes after
 // it when it is still the log's prefix, else from the whole file, and
 // keeps them in l.replayed. An append only ever adds whole lines after
-// the last complete one (cutting a torn line first), so when the file is
-// the same one and still holds the last line read where it was read, the
-// records before are unchanged.
+// the last complete one (cutting a torn line first), numbered on from the
+// last record's seq, so when the file is the same one, still holds the
+// last record's line where it was read and what follows starts at the
+// next seq, the records before are unchanged. (A rewrite in place that
+// keeps that line where it was is not seen: nothing writes the log so,
+// and the cache lives for one command.)
 func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 	f, err := os.Open(l.Path())
 	if errors.Is(err, os.ErrNotExist) {
@@ -402,11 +407,11 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 		return nil, false, fmt.Errorf("reading the log: %w", err)
 	}
 	if c := l.replayed; c != nil && os.SameFile(c.fi, fi) && fi.Size() >= c.end {
-		from := c.end - int64(len(c.last))
+		from := c.end - int64(len(c.tail))
 		data := make([]byte, fi.Size()-from)
-		if _, err := f.ReadAt(data, from); err == nil && bytes.HasPrefix(data, c.last) {
-			more, torn, err := Parse(data[len(c.last):])
-			if err == nil {
+		if _, err := f.ReadAt(data, from); err == nil && bytes.HasPrefix(data, c.tail) {
+			more, torn, err := Parse(data[len(c.tail):])
+			if err == nil && (len(more) == 0 || more[0].Seq == c.recs[len(c.recs)-1].Seq+1) {
 				recs = append(c.recs[:len(c.recs):len(c.recs)], more...)
 				l.keep(fi, from, data, recs)
 				return recs, torn, nil
@@ -416,8 +421,8 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 	// Read whole: the first time, another file, or the tail not as
 	// expected (a parse error is then reported with its true line).
 	l.replayed = nil
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
+	data, err := io.ReadAll(f)
+	if err != nil {
 		return nil, false, fmt.Errorf("reading the log: %w", err)
 	}
 	recs, torn, err = Parse(data)
@@ -429,13 +434,26 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 }
 
 // keep records in l.replayed that the log file fi holds records recs in
-// its complete lines, data being its bytes from offset from on.
+// its complete lines, data being its bytes from offset from on. Without a
+// record, nothing is kept.
 func (l *Log) keep(fi os.FileInfo, from int64, data []byte, recs []Raw) {
+	l.replayed = nil
 	n := bytes.LastIndexByte(data, '\n')
-	if n < 0 {
-		l.replayed = nil
+	if n < 0 || len(recs) == 0 {
 		return
 	}
-	start := bytes.LastIndexByte(data[:n], '\n') + 1
-	l.replayed = &readCache{fi: fi, end: from + int64(n) + 1, last: append([]byte(nil), data[start:n+1]...), recs: recs}
+	// The start of the last line that is not blank: the last record's.
+	start := n
+	for start > 0 {
+		j := bytes.LastIndexByte(data[:start], '\n')
+		if !blank(data[j+1 : start]) {
+			start = j + 1
+			break
+		}
+		if j < 0 {
+			return // the record read is before data: keep nothing
+		}
+		start = j
+	}
+	l.replayed = &readCache{fi: fi, end: from + int64(n) + 1, tail: append([]byte(nil), data[start:n+1]...), recs: recs}
 }

@@ -12,11 +12,16 @@ import (
 )
 
 // DiffTrees lists what differs between two trees or commits, recursively,
-// without rename detection: `git diff-tree -r -z --no-renames`. Its cost
-// follows the directories that differ: it runs with an empty index
-// (Options.NoIndex), which git would otherwise read whole first.
+// without rename detection: `git diff-tree -r -z --no-renames
+// --ignore-submodules=none`. Every gitlink that differs is listed,
+// whatever .gitmodules says (its ignore setting is for a person's diff,
+// and a capture records every gitlink: RFC 7.4 left gitlink), so nothing
+// of the work tree, the index or HEAD changes the answer, and a
+// .gitmodules git cannot parse (a merge's conflict markers) does not fail
+// it. Its cost follows the directories that differ: it runs with an empty
+// index (Options.NoIndex), which git would otherwise read whole first.
 func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]TreeChange, error) {
-	out, err := r.Run(ctx, Options{NoIndex: true}, "diff-tree", "-r", "-z", "--no-renames", from, to)
+	out, err := r.Run(ctx, Options{NoIndex: true}, "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s and %s: %w", from, to, err)
 	}

@@ -90,28 +90,26 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
-	if !ap.headMoved && !p.writesCaptureRules() {
+	if ap.rereadEnough(ctx) {
 		// Only the planned paths can differ from S: read them again from
 		// S's tree, so verifying costs what the writes cost. When that
-		// cannot be done (a path Capture treats apart, a filter that may
-		// have written elsewhere) or fails (a directory appeared where a
-		// write was planned, and git refuses to stage it), a full capture
-		// is taken: the rollback checkpoint is never skipped. Git is asked
-		// about filters while the paths are read (that writes objects
-		// only).
-		enough := make(chan bool, 1)
-		go func() { enough <- ap.rereadEnough(ctx) }()
+		// cannot be done (a path Capture treats apart) or fails (a
+		// directory appeared where a write was planned, and git refuses
+		// to stage it), a full capture is taken: the rollback checkpoint
+		// is never skipped. (rereadEnough asks first, not alongside: a
+		// clean filter the re-read would run is the full capture's to
+		// run, once.)
 		var paths []string
 		for _, c := range p.changes() {
 			paths = append(paths, c.Path)
 		}
 		snap2, rerr := t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
 		switch {
-		case <-enough && rerr == nil:
+		case rerr == nil:
 			tho.Snapshot = snap2
 			after, err = t.Take(ctx, tho)
 		case ctx.Err() != nil:
-			err = ctx.Err()
+			err = rerr
 		default:
 			after, err = t.Take(ctx, tho)
 		}
