@@ -107,12 +107,7 @@ func TestLoadAfterAppends(t *testing.T) {
 	}
 
 	// A torn line (a crash mid-append), then the next append cuts it.
-	f, err := os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`{"seq":999,"ts":"2026-01-02T03:04:05.000Z","type":"edit","ag`)
-	f.Close()
+	appendRaw(t, l, `{"seq":999,"ts":"2026-01-02T03:04:05.000Z","type":"edit","ag`)
 	if st := sameAsFresh(t, l, "torn line"); !st.Torn {
 		t.Fatal("a torn last line was not reported")
 	}
@@ -126,12 +121,7 @@ func TestLoadAfterAppends(t *testing.T) {
 
 	// Blank lines after the last record (a person's editor), then records
 	// after them.
-	f, err = os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("\n  \n\n")
-	f.Close()
+	appendRaw(t, l, "\n  \n\n")
 	sameAsFresh(t, l, "blank lines at the end")
 	if _, err := writer.Append(entriesFor("a0", k, 2, rng)...); err != nil {
 		t.Fatal(err)
@@ -191,12 +181,7 @@ func TestLoadAfterAppends(t *testing.T) {
 	}
 
 	// A corrupt line appended: the same error, with its true line number.
-	f, err = os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("{\"seq\":2,\n")
-	f.Close()
+	appendRaw(t, l, "{\"seq\":2,\n")
 	if _, err := l.Load(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("log line %d", countLines(t, l.Path()))) {
 		t.Fatalf("corrupt line: %v", err)
 	}
@@ -208,6 +193,20 @@ func TestLoadAfterAppends(t *testing.T) {
 	}
 	if st := sameAsFresh(t, l, "removed"); len(st.Agents) != 0 {
 		t.Fatalf("agents of a removed log: %v", st.Agents)
+	}
+}
+
+// appendRaw appends text to l's file as it is, as a crash or a person's
+// editor may leave it.
+func appendRaw(t *testing.T, l *journal.Log, text string) {
+	t.Helper()
+	f, err := os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }
 
