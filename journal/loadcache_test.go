@@ -46,11 +46,21 @@ func entriesFor(ag string, k, n int, rng *rand.Rand) []journal.Entry {
 	return es
 }
 
-// fresh is what a process that never read the log before gets.
+// fresh is what a process that never read the log before gets: the whole
+// file read and replayed (and no file kept open, which would keep its
+// inode from another file).
 func fresh(t *testing.T, l *journal.Log) (*journal.State, error) {
 	t.Helper()
-	other := &journal.Log{Dir: l.Dir}
-	return other.Load()
+	recs, torn, err := (&journal.Log{Dir: l.Dir}).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	st, err := journal.Replay(recs)
+	if err != nil {
+		return nil, err
+	}
+	st.Torn = torn
+	return st, nil
 }
 
 // sameAsFresh loads with l, which read the log before, and checks the
@@ -166,6 +176,27 @@ func TestLoadAfterAppends(t *testing.T) {
 	}
 	if st := sameAsFresh(t, l, "last line rewritten"); st.Agents["z2"] == nil || st.Agents["z1"] != nil {
 		t.Fatal("the rewritten record was not read again")
+	}
+
+	// Removed and written again, an earlier record changed at the same
+	// length: a file system may give the new file the old one's inode
+	// (ext4 does at once), unless the old one is still open.
+	if _, err := writer.Append(taken("y1", "k1", nil), taken("y9", "k1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	sameAsFresh(t, l, "before the removal")
+	data, err = os.ReadFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(l.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(l.Path(), []byte(strings.Replace(string(data), `"y1"`, `"y2"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := sameAsFresh(t, l, "removed and written again"); st.Agents["y2"] == nil {
+		t.Fatal("the record changed in the new file was not read")
 	}
 
 	// Replaced by another file holding more than was read.

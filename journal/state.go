@@ -365,18 +365,21 @@ func (l *Log) Load() (*State, error) {
 	}
 	s, err := Replay(recs)
 	if err != nil {
-		l.replayed = nil
+		l.setReplayed(nil)
 		return nil, err
 	}
 	s.Torn = torn
 	return s, nil
 }
 
-// readCache is what Load read of the log: the file (fi), the records of
-// its complete lines (recs, with their decoded bodies), where those lines
-// end (end, in bytes), and their tail from the start of the last record's
-// line (tail), to see on the next read that the file still holds it there.
+// readCache is what Load read of the log: the file (f, kept open, so
+// that its inode cannot be given to another file while the cache names
+// it, and fi), the records of its complete lines (recs, with their decoded
+// bodies), where those lines end (end, in bytes), and their tail from the
+// start of the last record's line (tail), to see on the next read that
+// the file still holds it there.
 type readCache struct {
+	f    *os.File
 	fi   os.FileInfo
 	end  int64
 	tail []byte
@@ -395,13 +398,18 @@ type readCache struct {
 func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 	f, err := os.Open(l.Path())
 	if errors.Is(err, os.ErrNotExist) {
-		l.replayed = nil
+		l.setReplayed(nil)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the log: %w", err)
 	}
-	defer f.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the log: %w", err)
@@ -413,14 +421,14 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 			more, torn, err := Parse(data[len(c.tail):])
 			if err == nil && (len(more) == 0 || more[0].Seq == c.recs[len(c.recs)-1].Seq+1) {
 				recs = append(c.recs[:len(c.recs):len(c.recs)], more...)
-				l.keep(fi, from, data, recs)
+				kept = l.keep(f, fi, from, data, recs)
 				return recs, torn, nil
 			}
 		}
 	}
 	// Read whole: the first time, another file, or the tail not as
 	// expected (a parse error is then reported with its true line).
-	l.replayed = nil
+	l.setReplayed(nil)
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the log: %w", err)
@@ -429,18 +437,28 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	l.keep(fi, 0, data, recs)
+	kept = l.keep(f, fi, 0, data, recs)
 	return recs, torn, nil
 }
 
-// keep records in l.replayed that the log file fi holds records recs in
-// its complete lines, data being its bytes from offset from on. Without a
-// record, nothing is kept.
-func (l *Log) keep(fi os.FileInfo, from int64, data []byte, recs []Raw) {
-	l.replayed = nil
+// setReplayed replaces l.replayed with c, closing the file the old one
+// kept open.
+func (l *Log) setReplayed(c *readCache) {
+	if old := l.replayed; old != nil && (c == nil || old.f != c.f) {
+		old.f.Close()
+	}
+	l.replayed = c
+}
+
+// keep records in l.replayed that the log file f (fi) holds records recs
+// in its complete lines, data being its bytes from offset from on, and
+// reports whether it kept f open for that. Without a record, nothing is
+// kept.
+func (l *Log) keep(f *os.File, fi os.FileInfo, from int64, data []byte, recs []Raw) bool {
 	n := bytes.LastIndexByte(data, '\n')
 	if n < 0 || len(recs) == 0 {
-		return
+		l.setReplayed(nil)
+		return false
 	}
 	// The start of the last line that is not blank: the last record's.
 	start := n
@@ -451,9 +469,11 @@ func (l *Log) keep(fi os.FileInfo, from int64, data []byte, recs []Raw) {
 			break
 		}
 		if j < 0 {
-			return // the record read is before data: keep nothing
+			l.setReplayed(nil) // the record read is before data: keep nothing
+			return false
 		}
 		start = j
 	}
-	l.replayed = &readCache{fi: fi, end: from + int64(n) + 1, tail: append([]byte(nil), data[start:n+1]...), recs: recs}
+	l.setReplayed(&readCache{f: f, fi: fi, end: from + int64(n) + 1, tail: append([]byte(nil), data[start:n+1]...), recs: recs})
+	return true
 }

@@ -29,7 +29,8 @@ var ErrRereadNotEnough = errors.New("reread: a path needs a full capture")
 // prev, no ignore rule among paths, no smudge filter run for them. The
 // caller takes a full Capture otherwise. HEAD is read again. Errors are
 // git's, wrapped, or ErrRereadNotEnough when a path is one Capture treats
-// apart (a regular file over maxFileBytes, or one prev skipped), or when
+// apart (a regular file over maxFileBytes, or one prev skipped), or one
+// git leaves out although something is there (a directory), or when
 // modes do not come from the file system alone (core.fileMode or
 // core.symlinks off): the caller takes a full Capture then.
 func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFileBytes int64) (*Snapshot, error) {
@@ -99,6 +100,15 @@ func (r *Repo) Reread(ctx context.Context, prev *Snapshot, paths []string, maxFi
 	if len(present) > 0 {
 		if changes, err = r.stage(ctx, ed, present, gone, nil, nil); err != nil {
 			return nil, err
+		}
+		// A path git left out although something is there (a directory
+		// now, put there after the write; a name git refuses) keeps its
+		// entry in S's tree, which says nothing of what is there now:
+		// the full capture says what is.
+		for _, p := range present {
+			if _, ok := changes[p]; !ok {
+				return nil, ErrRereadNotEnough
+			}
 		}
 	}
 	for _, p := range gone {

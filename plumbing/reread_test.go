@@ -70,3 +70,39 @@ func TestReread(t *testing.T) {
 		t.Errorf("a file over maxFileBytes: %v, want ErrRereadNotEnough", err)
 	}
 }
+
+// TestRereadFileNowDirectory: a written path that became a directory
+// (another process, right after the write) is one git leaves out, and its
+// entry in the first capture's tree says nothing of what is there now:
+// Reread asks for a full capture, which holds the directory's files.
+func TestRereadFileNowDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	r.Write("d/x", "one\n")
+	r.Write("d/y", "y\n")
+	r.Commit("init")
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Write("d/x", "two\n")
+	prev, err := repo.Capture(ctx, plumbing.CaptureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.Path("d/x")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write("d/x/q", "q\n")
+	if _, err := repo.Reread(ctx, prev, []string{"d/x", "d/y"}, 0); err != plumbing.ErrRereadNotEnough {
+		t.Fatalf("a written file now a directory: %v, want ErrRereadNotEnough", err)
+	}
+	full, err := repo.Capture(ctx, plumbing.CaptureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Git("ls-tree", "-r", "--name-only", string(full.Tree)); got != "d/x/q\nd/y\n" {
+		t.Errorf("the full capture holds %q", got)
+	}
+}

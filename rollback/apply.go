@@ -496,6 +496,13 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	defer ap.cleanup()
 	var errs *multierror.Error
 	for rel, b := range ap.backups {
+		// Never through a parent that is no longer a directory of the
+		// tree (a symlink put there while git wrote): the file would land
+		// outside it. S holds its content; the recovery is then partial.
+		if bad, err := ap.w.parents(rel, false); bad != "" || err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("not putting back %s: %s is not a directory of the tree", rel, bad))
+			continue
+		}
 		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(rel))
 		if err := os.Rename(b, abs); err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
@@ -530,10 +537,25 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	}
 	data := map[string]any{"repo": ".", "reason": cause.Error()}
 	if state != "as before" {
-		data = map[string]any{"repos": []map[string]any{{"repo": ".", "state": state, "reason": cause.Error()}}}
+		reason := cause.Error()
+		if errs.ErrorOrNil() != nil {
+			// What the way back could not do, so the person knows where
+			// the tree differs from S.
+			reason += "; undoing it: " + strings.Join(errStrings(errs), "; ")
+		}
+		data = map[string]any{"repos": []map[string]any{{"repo": ".", "state": state, "reason": reason}}}
 		return "failed.rollback_partial", data
 	}
 	return "failed.rollback_undone", data
+}
+
+// errStrings is each error of errs as text.
+func errStrings(errs *multierror.Error) []string {
+	var out []string
+	for _, e := range errs.WrappedErrors() {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 // backToS runs the recipe from the tree as it is now to S.

@@ -1,0 +1,57 @@
+package rollback_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/rollback"
+)
+
+// TestRecoveryNeverWritesThroughASymlink: a rollback whose writes fail
+// puts back the files it had replaced, but never through a parent that is
+// no longer a directory of the tree: here a required smudge filter turns
+// A into a symlink to a directory outside the tree, then fails, and the
+// file there with A/x's name keeps its content. The recovery is partial
+// (S still holds A/x), never a write outside the tree.
+func TestRecoveryNeverWritesThroughASymlink(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x"), []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	smudge := filepath.Join(t.TempDir(), "smudge.sh")
+	script := "#!/bin/sh\nif [ -d A ] && [ ! -L A ]; then mv A A.moved && ln -s '" + outside + "' A; exit 1; fi\ncat\n"
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(".gitattributes", "A/x filter=sw\n")
+	r.Write("A/x", "x1\n")
+	r.Commit("init")
+	r.Git("config", "filter.sw.clean", "cat")
+	r.Git("config", "filter.sw.smudge", smudge)
+	r.Git("config", "filter.sw.required", "true")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("A/x", "x2\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if code(err) != "failed.rollback_partial" {
+		t.Fatalf("rollback with A swapped for a symlink while git wrote: %v, %v", res, describe(err))
+	}
+	e := rfcerr.As(err)
+	repos, _ := e.Data["repos"].([]map[string]any)
+	if len(repos) != 1 || repos[0]["state"] != "mixed" || !strings.Contains(repos[0]["reason"].(string), "not putting back A/x: A is not a directory of the tree") {
+		t.Errorf("error data %v: want state mixed and a reason that says A/x was not put back", e.Data)
+	}
+	if got, err := os.ReadFile(filepath.Join(outside, "x")); err != nil || string(got) != "precious\n" {
+		t.Errorf("the file outside the tree is %q (%v), want it untouched", got, err)
+	}
+	if got, ok := r.Show(f.ref("k3"), "A/x"); !ok || got != "x2\n" {
+		t.Errorf("the safety checkpoint holds A/x = %q (%v), want x2", got, ok)
+	}
+}
