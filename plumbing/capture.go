@@ -237,13 +237,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			return
 		}
 		if !store.Key.settled(read) {
-			if r.trace != nil {
-				fmt.Fprintf(r.trace, "venom trace: index cache: not stored, the index changed less than %v ago\n", indexSettle)
-			}
+			r.trace.printf("index cache: not stored, the index changed less than %v ago", indexSettle)
 			return
 		}
-		if err := r.storeIndexCache(store); err != nil && r.trace != nil {
-			fmt.Fprintf(r.trace, "venom trace: index cache: not stored: %v\n", err)
+		if err := r.storeIndexCache(store); err != nil {
+			r.trace.printf("index cache: not stored: %v", err)
 		}
 	}()
 	env := []string{"GIT_INDEX_FILE=" + idx}
@@ -457,8 +455,8 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			return snap, nil
 		case errors.As(err, &se) || ctx.Err() != nil:
 			return nil, err
-		case r.trace != nil:
-			fmt.Fprintf(r.trace, "venom trace: editing the tree failed, taking the full way: %v\n", err)
+		default:
+			r.trace.printf("editing the tree failed, taking the full way: %v", err)
 		}
 	}
 	// The full way: the paths staged in the copy of the whole index.

@@ -8,7 +8,7 @@ import (
 
 // SetTrace sends r's trace lines to w, as GIT_VENOM_TRACE=1 sends them to
 // stderr, so a test can see which git children a capture ran.
-func SetTrace(r *Repo, w io.Writer) { r.trace = w }
+func SetTrace(r *Repo, w io.Writer) { r.trace = &tracer{w: w} }
 
 // IndexCachePath is the worktree's index cache file.
 func IndexCachePath(r *Repo) string { return r.indexCachePath() }

@@ -223,12 +223,10 @@ func (r *Repo) indexCachePath() string {
 // another key. It never fails.
 func (r *Repo) loadIndexCache(key indexKey) *indexCache {
 	c, why := readIndexCache(r.indexCachePath(), key)
-	if r.trace != nil {
-		if c != nil {
-			fmt.Fprintf(r.trace, "venom trace: index cache: hit\n")
-		} else {
-			fmt.Fprintf(r.trace, "venom trace: index cache: miss (%s)\n", why)
-		}
+	if c != nil {
+		r.trace.printf("index cache: hit")
+	} else {
+		r.trace.printf("index cache: miss (%s)", why)
 	}
 	return c
 }

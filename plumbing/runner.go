@@ -92,7 +92,7 @@ type Repo struct {
 	CommonDir string
 
 	baseEnv []string
-	trace   io.Writer
+	trace   *tracer  // nil: no trace
 	modes   struct { // modesFromDisk's answer
 		once sync.Once
 		ok   bool
@@ -270,7 +270,7 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 		}
 	}
 	if os.Getenv("GIT_VENOM_TRACE") != "" {
-		r.trace = os.Stderr
+		r.trace = &tracer{w: os.Stderr}
 	}
 	return r, nil
 }
@@ -385,9 +385,7 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 	if o.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
 	}
-	if r.trace != nil {
-		fmt.Fprintf(r.trace, "venom trace: git %s%s\n", strings.Join(args, " "), traceEnv(o.Env))
-	}
+	r.trace.printf("git %s%s", strings.Join(args, " "), traceEnv(o.Env))
 	err := cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -404,6 +402,23 @@ func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, erro
 // way the answers NoIndex is for do not depend on it.
 func (r *Repo) absentIndex() string {
 	return filepath.Join(r.GitDir, "venom", "tmp", "absent.index")
+}
+
+// tracer writes "venom trace: " lines (GIT_VENOM_TRACE), one at a time:
+// git children run from several goroutines.
+type tracer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// printf writes one trace line; on a nil tracer it does nothing.
+func (t *tracer) printf(format string, args ...any) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.w, "venom trace: "+format+"\n", args...)
 }
 
 func traceEnv(env []string) string {
