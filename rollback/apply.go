@@ -394,6 +394,9 @@ func (ap *applier) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := ap.parentsStillDirs(writes); err != nil {
+			return err
+		}
 		if filterFailed {
 			// A smudge filter failed and git wrote the blob as it is (a
 			// pointer, for LFS): those files are not what the checkpoint
@@ -547,6 +550,26 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		return "failed.rollback_partial", data
 	}
 	return "failed.rollback_undone", data
+}
+
+// parentsStillDirs checks, after git wrote writes, that each one's parents
+// are still directories of the tree, as they were checked to be before.
+// One that is not (a symlink now) was swapped while git wrote, by a smudge
+// filter or another process, and git may have written through it, outside
+// the tree: venom cannot take that back, and must not touch anything
+// there, but it does not call the rollback done. The error names the
+// paths; the rollback then goes back to S where it safely can (RFC 7.6).
+func (ap *applier) parentsStillDirs(writes []plumbing.TreeChange) error {
+	var through []string
+	for _, c := range writes {
+		if bad, err := ap.w.parents(c.Path, false); bad != "" || err != nil {
+			through = append(through, fmt.Sprintf("%s (%s is no longer a directory)", c.Path, bad))
+		}
+	}
+	if len(through) > 0 {
+		return fmt.Errorf("a parent directory was replaced while git wrote, so git may have written outside the tree: %s", strings.Join(through, ", "))
+	}
+	return nil
 }
 
 // errStrings is each error of errs as text.

@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +54,43 @@ func TestRecoveryNeverWritesThroughASymlink(t *testing.T) {
 	}
 	if got, ok := r.Show(f.ref("k3"), "A/x"); !ok || got != "x2\n" {
 		t.Errorf("the safety checkpoint holds A/x = %q (%v), want x2", got, ok)
+	}
+}
+
+// TestWriteThroughASwappedParentFails: a smudge filter that turns A into a
+// symlink to a directory outside the tree while git writes A/x makes git
+// create the file there (git's own race; O_EXCL keeps it from replacing
+// one). The rollback does not call that done: it fails, says git may have
+// written outside the tree, and goes back no further than it safely can.
+func TestWriteThroughASwappedParentFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	outside := t.TempDir()
+	smudge := filepath.Join(t.TempDir(), "smudge.sh")
+	script := "#!/bin/sh\nif [ -d A ] && [ ! -L A ]; then mv A A.moved && ln -s '" + outside + "' A; fi\ncat\n"
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(".gitattributes", "A/x filter=sw\n")
+	r.Write("A/x", "x1\n")
+	r.Commit("init")
+	r.Git("config", "filter.sw.clean", "cat")
+	r.Git("config", "filter.sw.smudge", smudge)
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("A/x", "x2\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if c := code(err); c != "failed.rollback_partial" && c != "failed.rollback_undone" {
+		t.Fatalf("rollback with A swapped for a symlink while git wrote A/x: %+v, %v", res, describe(err))
+	}
+	if e := rfcerr.As(err); !strings.Contains(fmt.Sprint(e.Data), "git may have written outside the tree: A/x (A is no longer a directory)") {
+		t.Errorf("the error does not name the write through A: %v", e.Data)
+	}
+	if got, ok := r.Show(f.ref("k3"), "A/x"); !ok || got != "x2\n" {
+		t.Errorf("the safety checkpoint holds A/x = %q (%v), want x2", got, ok)
+	}
+	if ended := records(t, r, "rollback.ended"); len(ended) != 1 || ended[0]["ok"] != false {
+		t.Errorf("rollback.ended: %v", ended)
 	}
 }
