@@ -561,11 +561,13 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 // paths; the rollback then goes back to S where it safely can (RFC 7.6).
 func (ap *applier) parentsStillDirs(writes []plumbing.TreeChange) error {
 	var through []string
-	for _, c := range writes {
-		if bad, err := ap.w.parents(c.Path, false); bad != "" || err != nil {
-			through = append(through, fmt.Sprintf("%s (%s is no longer a directory)", c.Path, bad))
+	ap.w.batch(func() {
+		for _, c := range writes {
+			if bad, err := ap.w.parents(c.Path, false); bad != "" || err != nil {
+				through = append(through, fmt.Sprintf("%s (%s is no longer a directory)", c.Path, bad))
+			}
 		}
-	}
+	})
 	if len(through) > 0 {
 		return fmt.Errorf("a parent directory was replaced while git wrote, so git may have written outside the tree: %s", strings.Join(through, ", "))
 	}
