@@ -469,10 +469,14 @@ func (s *seq) content() string {
 }
 
 func (s *seq) mode() os.FileMode {
+	m := os.FileMode(0o644)
 	if s.rng.Intn(4) == 0 {
-		return 0o755
+		m = 0o755
 	}
-	return 0o644
+	if s.rng.Intn(6) == 0 {
+		m &^= 0o077 // private: a key, a token (CASES BR-41)
+	}
+	return m
 }
 
 func (s *seq) abs(rel string) string { return filepath.Join(s.r.Dir, filepath.FromSlash(rel)) }
@@ -635,7 +639,7 @@ func (s *seq) fileOp(agent bool) {
 			os.Remove(s.abs(p))
 			touched, desc = []string{p}, "delete "+strconv.Quote(p)
 		}
-	case op < 49: // exec bit
+	case op < 47: // exec bit
 		if p := s.pick(regular); p != "" {
 			m := os.FileMode(0o755)
 			if d.Files[p].Exec {
@@ -643,6 +647,16 @@ func (s *seq) fileOp(agent bool) {
 			}
 			os.Chmod(s.abs(p), m)
 			touched, desc = []string{p}, fmt.Sprintf("chmod %o %q", m, p)
+		}
+	case op < 49: // private bits, or back to git's: the same git mode
+		if p := s.pick(regular); p != "" {
+			m := s.pick([]string{"600", "640", "644"})
+			if d.Files[p].Exec {
+				m = s.pick([]string{"700", "750", "755"})
+			}
+			n, _ := strconv.ParseUint(m, 8, 32)
+			os.Chmod(s.abs(p), os.FileMode(n))
+			touched, desc = []string{p}, fmt.Sprintf("chmod %s %q", m, p)
 		}
 	case op < 54: // symlink
 		p := s.newPath()

@@ -849,8 +849,23 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		want[p] = file{Link: e.Mode == "120000", Exec: e.Mode == "100755", Data: s.blob(e.OID)}
 	}
 	s.sameFiles(&disk{Files: want}, after, pred.files, "after the rollback to "+c.id)
+	// Permission bits (CASES BR-41): a file rewritten with its own git
+	// mode keeps its bits; in an undo (the target is a rollback's safety
+	// checkpoint), a file that rollback logged bits for gets them back,
+	// whatever is there now (the record wins), when they agree with the
+	// exec bit of the mode written.
+	recorded := s.recordedPerms(c.id)
 	for p, f := range pred.files {
-		if f.Change == "modify" && !want[p].Link {
+		if f.Change == "delete" || want[p].Link {
+			continue
+		}
+		if m, ok := recorded[p]; ok && (m&0o100 != 0) == (c.tree[p].Mode == "100755") {
+			if after.Files[p].Perm != m {
+				s.fatalf("the undo gave %q bits %o, want %o as its rollback logged", p, after.Files[p].Perm, m)
+			}
+			continue
+		}
+		if f.Change == "modify" {
 			se, te := pred.S.Tree[p], c.tree[p]
 			if se.Mode == te.Mode && after.Files[p].Perm != pred.before.Files[p].Perm {
 				s.fatalf("rollback changed the permission bits of %q from %o to %o (same git mode)", p, pred.before.Files[p].Perm, after.Files[p].Perm)
@@ -962,12 +977,50 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 			}
 		}
 		s.sameFiles(orig, after, touched, "after the undo of the rollback to "+s.lastRB.safety)
+		// And with their permission bits: the state before the rollback
+		// exactly (a 0600 file it deleted comes back 0600).
+		for p := range pred.files {
+			o, g := orig.Files[p], after.Files[p]
+			if _, ok := after.Files[p]; ok && !o.Link && !g.Link && o.Perm != g.Perm {
+				s.fatalf("after the undo of the rollback to %s, %q has bits %o, had %o before it", s.lastRB.safety, p, g.Perm, o.Perm)
+			}
+		}
 		if s.lastRB.guarded && now.head != s.lastRB.head {
 			s.fatalf("after the undo HEAD is %s, was %s", now.head, s.lastRB.head)
 		}
 	}
 	s.lastRB = &lastRollback{safety: res.Safety, before: pred.before, head: before.head, guarded: s.isGuarded()}
 	s.opsSince = 0
+}
+
+// recordedPerms is the bits the rollback whose safety checkpoint is
+// safety logged (rollback.started perms) for files, by path: what its undo
+// gives back. None when safety is no rollback's.
+func (s *seq) recordedPerms(safety string) map[string]fs.FileMode {
+	out := map[string]fs.FileMode{}
+	st, err := s.tree.Log.Load()
+	if err != nil {
+		s.fatalf("reading the log: %v", err)
+	}
+	a := st.Agents[s.agent]
+	if a == nil {
+		return out
+	}
+	for _, rb := range a.Rollbacks {
+		if rb.Safety != safety {
+			continue
+		}
+		ps, err := rb.PermList()
+		if err != nil {
+			s.fatalf("rollback.started perms: %v", err)
+		}
+		for _, pp := range ps {
+			if m, ok := pp.FileMode(); ok && !pp.Dir {
+				out[pp.Path] = m
+			}
+		}
+	}
+	return out
 }
 
 // strict is VENOM_MODEL_STRICT=1: stop at the known divergences too.
