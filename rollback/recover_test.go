@@ -20,26 +20,11 @@ import (
 // (S still holds A/x), never a write outside the tree.
 func TestRecoveryNeverWritesThroughASymlink(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, true)
+	f, outside := swapDuringWrite(t, true)
 	r := f.r
-	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "x"), []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	smudge := filepath.Join(t.TempDir(), "smudge.sh")
-	script := "#!/bin/sh\nif [ -d A ] && [ ! -L A ]; then mv A A.moved && ln -s '" + outside + "' A; exit 1; fi\ncat\n"
-	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.Write(".gitattributes", "A/x filter=sw\n")
-	r.Write("A/x", "x1\n")
-	r.Commit("init")
-	r.Git("config", "filter.sw.clean", "cat")
-	r.Git("config", "filter.sw.smudge", smudge)
-	r.Git("config", "filter.sw.required", "true")
-	f.take(checkpoint.ReasonTurnStart)
-	r.Write("A/x", "x2\n")
-	f.take(checkpoint.ReasonTurnEnd)
 	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
 	if code(err) != "failed.rollback_partial" {
 		t.Fatalf("rollback with A swapped for a symlink while git wrote: %v, %v", res, describe(err))
@@ -64,22 +49,8 @@ func TestRecoveryNeverWritesThroughASymlink(t *testing.T) {
 // written outside the tree, and goes back no further than it safely can.
 func TestWriteThroughASwappedParentFails(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, true)
+	f, _ := swapDuringWrite(t, false)
 	r := f.r
-	outside := t.TempDir()
-	smudge := filepath.Join(t.TempDir(), "smudge.sh")
-	script := "#!/bin/sh\nif [ -d A ] && [ ! -L A ]; then mv A A.moved && ln -s '" + outside + "' A; fi\ncat\n"
-	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.Write(".gitattributes", "A/x filter=sw\n")
-	r.Write("A/x", "x1\n")
-	r.Commit("init")
-	r.Git("config", "filter.sw.clean", "cat")
-	r.Git("config", "filter.sw.smudge", smudge)
-	f.take(checkpoint.ReasonTurnStart)
-	r.Write("A/x", "x2\n")
-	f.take(checkpoint.ReasonTurnEnd)
 	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
 	if c := code(err); c != "failed.rollback_partial" && c != "failed.rollback_undone" {
 		t.Fatalf("rollback with A swapped for a symlink while git wrote A/x: %+v, %v", res, describe(err))
@@ -93,4 +64,36 @@ func TestWriteThroughASwappedParentFails(t *testing.T) {
 	if ended := records(t, r, "rollback.ended"); len(ended) != 1 || ended[0]["ok"] != false {
 		t.Errorf("rollback.ended: %v", ended)
 	}
+}
+
+// swapDuringWrite makes a guarded tree where the rollback to k1 writes A/x
+// (x2 back to x1) through a smudge filter that first turns A into a
+// symlink to a new directory outside the tree, which it returns; with
+// fail, the filter then fails (filter.sw.required), so git stops.
+func swapDuringWrite(t *testing.T, fail bool) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t, true)
+	r := f.r
+	outside := t.TempDir()
+	exit := ""
+	if fail {
+		exit = "; exit 1"
+	}
+	smudge := filepath.Join(t.TempDir(), "smudge.sh")
+	script := "#!/bin/sh\nif [ -d A ] && [ ! -L A ]; then mv A A.moved && ln -s '" + outside + "' A" + exit + "; fi\ncat\n"
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(".gitattributes", "A/x filter=sw\n")
+	r.Write("A/x", "x1\n")
+	r.Commit("init")
+	r.Git("config", "filter.sw.clean", "cat")
+	r.Git("config", "filter.sw.smudge", smudge)
+	if fail {
+		r.Git("config", "filter.sw.required", "true")
+	}
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("A/x", "x2\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	return f, outside
 }
