@@ -460,19 +460,12 @@ func (l *Log) keep(f *os.File, fi os.FileInfo, from int64, data []byte, recs []R
 		l.setReplayed(nil)
 		return false
 	}
-	// The start of the last line that is not blank: the last record's.
-	start := n
-	for start > 0 {
-		j := bytes.LastIndexByte(data[:start], '\n')
-		if !blank(data[j+1 : start]) {
-			start = j + 1
-			break
-		}
-		if j < 0 {
-			l.setReplayed(nil) // the record read is before data: keep nothing
-			return false
-		}
-		start = j
+	// The tail runs from the last record's line (only blank lines can
+	// follow it) to the end of the complete lines.
+	start := bytes.LastIndex(data[:n+1], recs[len(recs)-1].Line)
+	if start < 0 {
+		l.setReplayed(nil) // the record read is before data: keep nothing
+		return false
 	}
 	l.setReplayed(&readCache{f: f, fi: fi, end: from + int64(n) + 1, tail: append([]byte(nil), data[start:n+1]...), recs: recs})
 	return true

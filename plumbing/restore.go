@@ -78,13 +78,11 @@ func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (filterFailed
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
-	var info bytes.Buffer
 	paths := make([]string, 0, len(entries))
 	for _, e := range entries {
-		fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.DstMode, e.Dst, e.Path)
 		paths = append(paths, e.Path)
 	}
-	if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+	if err := r.indexInfo(ctx, env, entries); err != nil {
 		return false, fmt.Errorf("building the private index for the writes: %w", err)
 	}
 	var stderr bytes.Buffer
@@ -96,6 +94,17 @@ func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (filterFailed
 	// '<cmd>' failed <status>".
 	msg := stderr.String()
 	return strings.Contains(msg, "external filter") && strings.Contains(msg, "failed"), nil
+}
+
+// indexInfo puts each entry's DstMode and Dst at its Path, stage 0, in
+// the index env names: `git update-index -z --index-info`.
+func (r *Repo) indexInfo(ctx context.Context, env []string, entries []TreeChange) error {
+	var info bytes.Buffer
+	for _, e := range entries {
+		fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.DstMode, e.Dst, e.Path)
+	}
+	_, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info")
+	return err
 }
 
 // FilterPaths returns the paths among paths that have a filter attribute

@@ -35,15 +35,14 @@ type Entry struct {
 
 // treeEditor edits one base tree (Repo.editTree): it reads trees with one `git
 // cat-file --batch` and writes them with one `git mktree --batch`, each
-// started when first needed, and keeps what it read and wrote, in the
-// Repo's treeCache too. close ends both processes.
+// started when first needed, and keeps what it read and wrote in the
+// Repo's treeCache. close ends both processes.
 type treeEditor struct {
 	r       *Repo
 	ctx     context.Context
 	base    OID
 	cat, mk *session
 	hexLen  int
-	trees   map[OID][]treeItem
 	names   map[OID]map[string]treeItem // trees' entries by name, for lookup
 	buf     []byte                      // cat-file's answer being read
 }
@@ -53,7 +52,7 @@ type treeEditor struct {
 // in the background, so that their start overlaps the work before their
 // first use.
 func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
-	ed := &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), trees: map[OID][]treeItem{}, names: map[OID]map[string]treeItem{}}
+	ed := &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), names: map[OID]map[string]treeItem{}}
 	if _, ok := r.trees.get(base); !ok {
 		if _, err := ed.session(&ed.cat, "cat-file", "--batch"); err != nil {
 			return nil, err
@@ -97,7 +96,7 @@ func (ed *treeEditor) close() error {
 // a tree edit read or wrote, by its name: a tree's entries never change,
 // and the trees a rollback's second capture reads along the paths it
 // wrote are mostly the ones its first capture wrote along the same paths
-// (Reread). Safe for concurrent use.
+// (Reread). Safe for concurrent use; the lists in it are never changed.
 type treeCache struct {
 	mu    sync.Mutex
 	trees map[OID][]treeItem
@@ -108,6 +107,13 @@ func (c *treeCache) get(oid OID) ([]treeItem, bool) {
 	defer c.mu.Unlock()
 	list, ok := c.trees[oid]
 	return list, ok
+}
+
+// tree is the entries of oid, read before (readAll) or written by this
+// process; nil when it is neither.
+func (ed *treeEditor) tree(oid OID) []treeItem {
+	list, _ := ed.r.trees.get(oid)
+	return list
 }
 
 func (c *treeCache) put(oid OID, list []treeItem) {
@@ -141,7 +147,7 @@ func (ed *treeEditor) prefetch(paths []string) error {
 		}
 		next := map[*editNode]OID{}
 		for n, oid := range level {
-			for _, it := range ed.trees[oid] {
+			for _, it := range ed.tree(oid) {
 				if k := n.kids[it.name]; k != nil && len(k.kids) > 0 && it.mode == "40000" {
 					next[k] = it.oid
 				}
@@ -167,8 +173,9 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 		}
 		byName := ed.names[cur]
 		if byName == nil {
-			byName = make(map[string]treeItem, len(ed.trees[cur]))
-			for _, it := range ed.trees[cur] {
+			list := ed.tree(cur)
+			byName = make(map[string]treeItem, len(list))
+			for _, it := range list {
 				byName[it.name] = it
 			}
 			ed.names[cur] = byName
@@ -291,7 +298,7 @@ type dirJob struct {
 func (ed *treeEditor) open(j *dirJob) ([]*dirJob, error) {
 	j.items = map[string]treeItem{}
 	if j.old != "" {
-		for _, it := range ed.trees[j.old] {
+		for _, it := range ed.tree(j.old) {
 			j.items[it.name] = it
 		}
 	}
@@ -384,18 +391,14 @@ func onlyRemovals(node *editNode, p string) error {
 	return nil
 }
 
-// readAll reads the trees of oids that were not read before into
-// ed.trees, with one batch of requests to `git cat-file --batch`: they are
+// readAll reads the trees of oids that were not read before into the
+// Repo's treeCache, with one batch of requests to `git cat-file --batch`: they are
 // written while the answers are read, so neither pipe fills up.
 func (ed *treeEditor) readAll(oids []OID) error {
 	var want []OID
 	seen := map[OID]bool{}
 	for _, o := range oids {
-		if _, ok := ed.trees[o]; ok || seen[o] {
-			continue
-		}
-		if list, ok := ed.r.trees.get(o); ok {
-			ed.trees[o] = list
+		if _, ok := ed.r.trees.get(o); ok || seen[o] {
 			continue
 		}
 		seen[o] = true
@@ -418,7 +421,6 @@ func (ed *treeEditor) readAll(oids []OID) error {
 		if err != nil {
 			return err
 		}
-		ed.trees[o] = list
 		ed.r.trees.put(o, list)
 	}
 	if err := <-wrote; err != nil {
@@ -489,10 +491,13 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 	b.Grow(n)
 	for _, list := range lists {
 		slices.SortFunc(list, func(x, y treeItem) int { return strings.Compare(x.name, y.name) })
-		for _, it := range list {
+		for k, it := range list {
 			typ := "blob"
 			switch it.mode {
-			case "40000", "040000":
+			case "040000":
+				list[k].mode = "40000" // as git stores it, for the cache
+				fallthrough
+			case "40000":
 				typ = "tree"
 			case "160000":
 				typ = "commit"
@@ -524,18 +529,10 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 	if err := <-wrote; err != nil {
 		return nil, fmt.Errorf("mktree: %w", err)
 	}
-	// What mktree wrote is what a read of it would give: the same
-	// entries, each mode as git stores it (octal, no leading zero).
+	// What mktree wrote is what a read of it would give: these entries,
+	// the modes as git stores them (the caller lets go of the lists).
 	for i, list := range lists {
-		stored := make([]treeItem, len(list))
-		for k, it := range list {
-			stored[k] = it
-			if m, err := strconv.ParseUint(it.mode, 8, 32); err == nil {
-				stored[k].mode = strconv.FormatUint(m, 8)
-			}
-		}
-		ed.trees[oids[i]] = stored
-		ed.r.trees.put(oids[i], stored)
+		ed.r.trees.put(oids[i], list)
 	}
 	return oids, nil
 }
@@ -636,8 +633,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	for _, p := range paths {
 		skip[p] = true
 	}
-	var seed []Entry
-	var seedPaths []string
+	var seed []TreeChange // Path, DstMode, Dst: an entry the index starts with
 	// The paths' own entries: update-index decides a path that is now a
 	// directory by the entry it had (removed; a gitlink kept up to date),
 	// and fails on one it never had.
@@ -647,7 +643,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, err
 		}
 		if e != nil {
-			seed, seedPaths = append(seed, *e), append(seedPaths, p)
+			seed = append(seed, TreeChange{Path: p, DstMode: e.Mode, Dst: e.OID})
 		}
 	}
 	dirs := map[string]bool{}
@@ -673,7 +669,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, err
 		}
 		if e != nil && e.Mode != "160000" {
-			seed, seedPaths = append(seed, *e), append(seedPaths, attr)
+			seed = append(seed, TreeChange{Path: attr, DstMode: e.Mode, Dst: e.OID})
 		}
 	}
 	// The seed goes in with the update as --cacheinfo arguments, one git
@@ -683,8 +679,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// nothing, it is done in two steps.
 	var cacheinfo []string
 	size := 0
-	for i, e := range seed {
-		arg := e.Mode + "," + string(e.OID) + "," + seedPaths[i]
+	for _, e := range seed {
+		arg := e.DstMode + "," + string(e.Dst) + "," + e.Path
 		size += len(arg) + len("--cacheinfo") + 2
 		cacheinfo = append(cacheinfo, "--cacheinfo", arg)
 	}
@@ -698,12 +694,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		merged = err == nil
 	}
 	if !merged {
-		var info bytes.Buffer
-		for i, e := range seed {
-			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, seedPaths[i])
-		}
-		if info.Len() > 0 {
-			if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+		if len(seed) > 0 {
+			if err := r.indexInfo(ctx, env, seed); err != nil {
 				return nil, fmt.Errorf("seeding an index: %w", err)
 			}
 		}
