@@ -20,12 +20,15 @@ import (
 // fields thread-id, turn-id, cwd) as a turn_end. Plain text on stdout is
 // invalid for Stop, so the hook prints nothing there.
 var codex = &Harness{
-	Name:       "codex",
-	Prefix:     "codex",
-	aliases:    []string{"codex-cli", "openai-codex"},
-	sessionEnv: []string{"CODEX_THREAD_ID"},
-	parse:      parseCodex,
-	note:       plainNote,
+	Name:    "codex",
+	Prefix:  "codex",
+	aliases: []string{"codex-cli", "openai-codex"},
+	// No sessionEnv: Codex gives CODEX_THREAD_ID to its tool shells only,
+	// never to a hook (seen with codex 0.171: a hook's environment has
+	// CODEX_HOME and CODEX_MANAGED_BY_NPM, no thread id), and every hook
+	// event carries session_id.
+	parse: parseCodex,
+	note:  plainNote,
 	install: installSpec{
 		file: map[string]scopePath{
 			"project": {root: ".codex/hooks.json"},

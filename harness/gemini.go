@@ -36,8 +36,7 @@ var gemini = &Harness{
 			{Event: "SessionEnd", Capture: true},
 		},
 		after: []string{
-			"Gemini CLI runs hooks only when its hooks system is enabled; depending on the version that is",
-			"tools.enableHooks, hooks.enabled or hooksConfig.enabled in settings.json (see its hooks documentation).",
+			"Gemini CLI runs hooks while hooksConfig.enabled is true in its settings.json (the default).",
 		},
 	},
 }

@@ -803,3 +803,17 @@ func TestHookConcurrency(t *testing.T) {
 		t.Errorf("%d agents, want %d", len(st.Agents), sessions+1)
 	}
 }
+
+// Issue 14 item 6: Codex sets CODEX_THREAD_ID in its tool shells, never in
+// a hook's environment, so it is no session fallback: an event that cannot
+// be read is logged under the bare prefix even when the variable is set
+// (as in an agent's shell), and a Codex event is read by its session_id.
+func TestCodexThreadIDIsNoSessionFallback(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	o := hook(t, repo.Dir, []byte("{not json"), []string{"codex"}, "CODEX_THREAD_ID="+codexSession)
+	recs := readLog(t, repo)
+	if o.code != 0 || len(recs) != 1 || recs[0].str("agent") != "codex" {
+		t.Errorf("exit %d, log %v: want one checkpoint.failed of agent codex", o.code, recs)
+	}
+}

@@ -394,3 +394,27 @@ func TestInstallCommand(t *testing.T) {
 		t.Errorf("local scope outside a repository: %+v", o)
 	}
 }
+
+// Issue 14 item 4: Gemini CLI 0.61's switch for its hooks is
+// hooksConfig.enabled; tools.enableHooks and hooks.enabled are not keys it
+// takes (hooks.enabled fails its settings schema: "Expected array").
+func TestGeminiInstallHintNamesHooksConfigEnabled(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	o := hook(t, repo.Dir, nil, []string{"install", "gemini"})
+	var hints []string
+	for _, l := range strings.Split(o.stdout, "\n") {
+		if strings.HasPrefix(l, "hint: ") {
+			hints = append(hints, l)
+		}
+	}
+	all := strings.Join(hints, "\n")
+	if o.code != 0 || !strings.Contains(all, "hooksConfig.enabled") {
+		t.Errorf("install gemini: no hint naming hooksConfig.enabled: %+v", o)
+	}
+	for _, wrong := range []string{"tools.enableHooks", " hooks.enabled"} {
+		if strings.Contains(all, wrong) {
+			t.Errorf("install gemini: a hint names %q, which Gemini CLI 0.61 does not take:\n%s", wrong, all)
+		}
+	}
+}
