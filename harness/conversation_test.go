@@ -55,6 +55,12 @@ var callerEnv = []string{"CLAUDE_CODE_CHILD_SESSION", "CLAUDECODE", "CLAUDE_CODE
 // agent-caller variable set).
 func cliRun(t testing.TB, dir, verb string, args ...string) outcome {
 	t.Helper()
+	return cliRunEnv(t, dir, nil, verb, args...)
+}
+
+// cliRunEnv is cliRun with extra environment variables (later ones win).
+func cliRunEnv(t testing.TB, dir string, extra []string, verb string, args ...string) outcome {
+	t.Helper()
 	var env []string
 	for _, kv := range gittest.Env() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -68,7 +74,7 @@ func cliRun(t testing.TB, dir, verb string, args ...string) outcome {
 	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(env, "VENOM_TEST_CLI_VERB="+verb)
+	cmd.Env = append(append(env, extra...), "VENOM_TEST_CLI_VERB="+verb)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -93,6 +99,8 @@ type rollbackJSON struct {
 		Drops          []string `json:"drops"`
 		HarnessSession string   `json:"harness_session"`
 		Resume         []string `json:"resume"`
+		ResumeExec     []string `json:"resume_exec"`
+		Harness        string   `json:"harness"`
 	} `json:"conversation"`
 	Repos []struct {
 		Files []struct {
@@ -524,7 +532,6 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 func TestUnsupportedHarnessCapability(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ h, start, end, agent string }{
-		{"codex", "UserPromptSubmit.json", "Stop.json", codexAgent},
 		{"gemini", "BeforeAgent.json", "AfterAgent.json", geminiAgent},
 	} {
 		t.Run(c.h, func(t *testing.T) {

@@ -11,3 +11,6 @@ import (
 // children git started may outlive it, and WaitDelay stops waiting for
 // their pipes.
 func bound(cmd *exec.Cmd) { cmd.WaitDelay = 2 * time.Second }
+
+// Bound is bound for a child that is not git (see procgroup_unix.go).
+func Bound(cmd *exec.Cmd) { bound(cmd) }

@@ -25,3 +25,8 @@ func bound(cmd *exec.Cmd) {
 	}
 	cmd.WaitDelay = 2 * time.Second
 }
+
+// Bound is bound for a child that is not git: the harness programs a
+// rollback starts (the codex app-server of a Codex rewind), which must end
+// with everything they started when their deadline passes.
+func Bound(cmd *exec.Cmd) { bound(cmd) }

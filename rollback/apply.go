@@ -61,14 +61,25 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// call: it names the new session now and the next start makes the copy
 	// (RFC 8). A failure here ends the rollback before any file is touched
 	// (CASES BR-60); GIT_VENOM_TEST_HARNESS_REWIND=fail makes one for tests.
+	// A Codex rewind is the harness's call, made now: thread/fork through
+	// the kept turn (p.rewind), whose new thread the binding then names.
 	if res.Conversation.Rewinds && rewindFails() {
-		ended.Code = "conflict.harness_fork_refused"
-		if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "logging rollback.ended")
+		return nil, p.endRefused(&ended, rfcerr.New("conflict.harness_fork_refused", nil,
+			"the harness refused to copy the conversation").WithHint("--restore files restores the files alone"))
+	}
+	if b := p.binding; b != nil && res.Conversation.Rewinds && ForksAtRollback(b.Harness) {
+		if p.rewind == nil {
+			return nil, p.endRefused(&ended, rfcerr.New("conflict.harness_fork_refused", map[string]any{"harness": b.Harness},
+				"no way to fork a %s conversation here", b.Harness))
 		}
-		return nil, rfcerr.New(ended.Code, map[string]any{"safety": res.Safety},
-			"the harness refused to copy the conversation; no file was changed").
-			WithHint("--restore files restores the files alone")
+		id, err := p.rewind(ctx, b.Harness, t.Path(), b.ForkSource, b.ForkAt)
+		if err != nil {
+			return nil, p.endRefused(&ended, err)
+		}
+		b.HarnessSession = id
+		res.Conversation.HarnessSession = id
+		res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, id)
+		res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, id)
 	}
 	// Steps 4 and 5: files, then HEAD.
 	if err := ap.run(ctx); err != nil {
@@ -163,6 +174,26 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	}
 	res.DryRun = false
 	return &res, nil
+}
+
+// endRefused ends a rollback whose conversation step failed (RFC 7.4 step
+// 3): rollback.ended with the error's code, before any file is touched, and
+// the error, which says so and names the safety checkpoint.
+func (p *plan) endRefused(ended *journal.RollbackEnded, err error) error {
+	e := rfcerr.As(err)
+	if e == nil {
+		e = rfcerr.Wrap("conflict.harness_fork_refused", err, nil, "%v", err)
+	}
+	ended.Code = e.Code
+	if _, lerr := p.tree.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: *ended}); lerr != nil {
+		return rfcerr.Wrap("failed.internal", lerr, nil, "logging rollback.ended")
+	}
+	if e.Data == nil {
+		e.Data = map[string]any{}
+	}
+	e.Data["safety"] = ended.Safety
+	e.Message += "; no file was changed"
+	return e
 }
 
 // rereadEnough reports whether reading the planned paths again is a

@@ -41,6 +41,15 @@ type Options struct {
 	// Code's transcript lagged); "" when it still cannot. The harness
 	// package provides it (harness.ResolveEnd).
 	ResolveEnd func(harness string, p *journal.EndPending) string
+	// Rewind makes the copy of a conversation for a harness whose rewind
+	// is a call at rollback time (ForksAtRollback: Codex's thread/fork
+	// through the kept turn): the tree's path, the source session and the
+	// harness's id of the last kept turn in, the copy's session id out. It
+	// runs at RFC 7.4 step 3, and its error (conflict.harness_fork_refused,
+	// timeout.harness_request) ends the rollback there, before any file is
+	// touched. The harness package provides it (harness.Rewind); nil
+	// refuses such a rewind.
+	Rewind func(ctx context.Context, harness, dir, session, at string) (string, error)
 }
 
 // File is one member of repos[].files (RFC 11.1): Change is create,
@@ -87,11 +96,18 @@ type Repo struct {
 // the toolkit's addition: the exact argv that continues the rewound
 // conversation, when the harness resumes by command.
 type Conversation struct {
-	Rewinds        bool     `json:"rewinds"`
-	ThroughTurn    *string  `json:"through_turn"`
-	Drops          []string `json:"drops"`
+	Rewinds     bool     `json:"rewinds"`
+	ThroughTurn *string  `json:"through_turn"`
+	Drops       []string `json:"drops"`
+	// Harness names the harness whose conversation rewinds (claude-code,
+	// codex), when one does.
+	Harness        string   `json:"harness,omitempty"`
 	HarnessSession string   `json:"harness_session,omitempty"`
 	Resume         []string `json:"resume,omitempty"`
+	// ResumeExec is the non-interactive form of Resume, for a script: the
+	// next prompt goes after it as one more argument. Empty when the
+	// harness has none.
+	ResumeExec []string `json:"resume_exec,omitempty"`
 }
 
 // Result is agent.rollback's result (RFC 11.1). Plan and Guarded are for a
@@ -132,6 +148,7 @@ type plan struct {
 	guarded  bool
 	digest   string
 	binding  *journal.AgentBinding
+	rewind   func(ctx context.Context, harness, dir, session, at string) (string, error)
 	// ignoredAtT are paths kept because T's rules ignore them: once T's
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
@@ -313,7 +330,10 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if err != nil {
 		return nil, err
 	}
-	p.binding = binding
+	p.binding, p.rewind = binding, o.Rewind
+	if binding != nil {
+		conv.Harness = binding.Harness
+	}
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
@@ -541,7 +561,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.DryRun {
 		p.res.Plan = p.digest
 	}
-	if b := p.binding; b != nil && b.ForkSource != "" {
+	if b := p.binding; b != nil && b.ForkSource != "" && !ForksAtRollback(b.Harness) {
 		// Derived from the plan and the agent's rollbacks so far: the
 		// plan and its real call name the same new session, and a later
 		// rollback never names one already used.
@@ -911,6 +931,15 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 		// The transcript lagged when the turn ended; it has had time since.
 		end = o.ResolveEnd(harness, turn.HarnessEndPending)
 	}
+	if ForksAtRollback(harness) {
+		// Codex forks through the kept turn's own id (RFC 8's codex
+		// row: thread/fork's lastTurnId is its harness_turn).
+		if turn.HarnessTurn == "" || turn.HarnessSession == "" {
+			return c, nil, files("no_harness_id")
+		}
+		return c, &journal.AgentBinding{Agent: a.ID, Harness: harness,
+			ForkSource: turn.HarnessSession, ForkAt: turn.HarnessTurn}, nil
+	}
 	if end == "" || turn.HarnessSession == "" {
 		return c, nil, files("no_harness_id")
 	}
@@ -922,13 +951,36 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 
 // CanRewind reports whether a harness can continue a conversation from a
 // past turn (RFC 8 rewind): Claude Code can, by resuming a fork of the
-// session at a message; the others cannot from a hook-driven toolkit.
-func CanRewind(harness string) bool { return harness == "claude-code" }
+// session at a message; Codex can, by a thread/fork of its app-server
+// through the kept turn; Gemini CLI and Cursor cannot (Gemini CLI 0.61's
+// /rewind is interactive and rewrites the session in place).
+func CanRewind(harness string) bool { return harness == "claude-code" || harness == "codex" }
 
-// ResumeArgv is the command that resumes a rewound Claude Code
-// conversation (DESIGN.md section 6), flags in --flag=value form.
+// ForksAtRollback reports whether a harness's rewind is a call the
+// rollback makes (Codex: the copy exists, with a new thread id the harness
+// chooses, before any file moves) rather than a command the next start
+// runs (Claude Code: the toolkit names the new session, and the first
+// resume makes the copy).
+func ForksAtRollback(harness string) bool { return harness == "codex" }
+
+// ResumeArgv is the command that resumes a rewound conversation at a
+// terminal (DESIGN.md section 6): for Claude Code the fork of session at
+// message at into newSession, flags in --flag=value form; for Codex the
+// copy newSession that the rollback forked.
 func ResumeArgv(harness, session, at, newSession string) []string {
+	if harness == "codex" {
+		return []string{"codex", "resume", newSession}
+	}
 	return []string{"claude", "--resume=" + session, "--resume-session-at=" + at, "--fork-session", "--session-id=" + newSession}
+}
+
+// ResumeExecArgv is ResumeArgv's form for a script, the prompt to follow
+// as its last argument; nil when the toolkit prints none.
+func ResumeExecArgv(harness, newSession string) []string {
+	if harness == "codex" {
+		return []string{"codex", "exec", "resume", newSession}
+	}
+	return nil
 }
 
 // sessionID is a version 4 style UUID drawn from the plan id, the agent

@@ -98,7 +98,8 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		return err
 	}
 	o := rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
-		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller(), ResolveEnd: harness.ResolveEnd}
+		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller(), ResolveEnd: harness.ResolveEnd,
+		Rewind: harness.Rewind}
 	res, err := rollback.Run(ctx, t, o)
 	if err != nil {
 		return err
@@ -214,6 +215,9 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 		if len(c.Resume) > 0 {
 			fmt.Fprintf(e.Out, "  it continues in a new session %s: %s\n", c.HarnessSession, strings.Join(c.Resume, " "))
 		}
+		if rollback.ForksAtRollback(c.Harness) && len(c.Resume) == 0 {
+			fmt.Fprintf(e.Out, "  the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy\n", c.Harness, orNone(c.ThroughTurn))
+		}
 	default:
 		fmt.Fprintln(e.Out, "conversation: nothing to rewind")
 	}
@@ -265,6 +269,9 @@ func printRollback(e *env, res *rollback.Result) {
 	}
 	if len(res.Conversation.Resume) > 0 {
 		fmt.Fprintf(e.Out, "to resume the conversation as it was after %s:\n  %s\n", orNone(res.Conversation.ThroughTurn), strings.Join(res.Conversation.Resume, " "))
+		if x := res.Conversation.ResumeExec; len(x) > 0 {
+			fmt.Fprintf(e.Out, "  in a script: %s <prompt>\n", strings.Join(x, " "))
+		}
 		fmt.Fprintln(e.Out, "close the old session: what it remembers no longer matches the files")
 	}
 }
