@@ -14,6 +14,9 @@ TEST_JOBS ?= 2
 PROVE_OPTS ?=
 # How long each fuzz target runs in `make fuzz-long`.
 FUZZTIME ?= 60s
+# make e2e: which tests (go test -run), and how long they may take in all.
+E2E_RUN ?=
+E2E_TIMEOUT ?= 30m
 # What install builds first. t/t0007-install.sh sets it to "man" so that
 # it installs the bin/ under test and never rebuilds it while tests run.
 INSTALL_DEPS ?= build man
@@ -24,7 +27,7 @@ MAN_SRC   = $(wildcard docs/man/git-venom-*.md)
 MAN_PAGES = $(MAN_SRC:.md=.1)
 T_SCRIPTS = $(wildcard t/t[0-9][0-9][0-9][0-9]-*.sh)
 
-.PHONY: build install man test check bench demo clean fuzz-long
+.PHONY: build install man test e2e check bench demo clean fuzz-long
 
 ## build: compile the five git-venom-* binaries into bin/
 # Static and stripped: a hook starts one of them on every event, and a
@@ -55,6 +58,13 @@ test: build
 	PATH="$(CURDIR)/bin:$$PATH" VENOM_BIN="$(CURDIR)/bin" \
 		$(PROVE) -j$(TEST_JOBS) --exec bash $(PROVE_OPTS) $(T_SCRIPTS) || status=1; \
 	exit $$status
+
+## e2e: the real clients (Claude Code, Codex, Gemini CLI at pinned versions, installed into e2e/clients by npm) against a scripted model server
+# e2e/README.md says what it needs and how to add a test. E2E_RUN=TestClaudeTurns runs one.
+e2e: build
+	sh e2e/install-clients.sh
+	VENOM_BIN="$(CURDIR)/bin" VENOM_E2E_CLIENTS="$(CURDIR)/e2e/clients/node_modules/.bin" \
+		$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./e2e/
 
 ## check: gofmt (any listed file fails), go vet, and the Go tests under -race
 check:

@@ -1,0 +1,198 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/venom-org/git-venom/e2e/e2etest"
+	"github.com/venom-org/git-venom/e2e/mockllm"
+	"github.com/venom-org/git-venom/harness"
+)
+
+// claudeWorld is a repository with git venom-hook installed for Claude
+// Code, and the Claude Code to run in it.
+type claudeWorld struct {
+	*e2etest.Env
+	c *e2etest.Claude
+}
+
+// newClaude sets up the world and installs the hooks (install.claude-code).
+func newClaude(t *testing.T) *claudeWorld {
+	t.Helper()
+	w := &claudeWorld{Env: e2etest.New(t, "claude")}
+	w.c = w.Claude()
+	r := w.Venom("venom-hook", "install", "claude-code")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "settings.local.json") {
+		t.Fatalf("install.claude-code: %s\n%s", r, r.Stdout)
+	}
+	f, err := os.OpenFile(w.Repo+"/.git/info/exclude", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(".claude/settings.local.json\n")
+	f.Close()
+	return w
+}
+
+// turn runs one `claude -p` turn and fails the test unless it ran to the
+// answer want.
+func (w *claudeWorld) turn(prompt, want string, args ...string) e2etest.ClaudeResult {
+	w.T.Helper()
+	r := w.c.Print(append([]string{"-p", prompt}, args...)...)
+	if r.Code != 0 || r.Text != want || r.SessionID == "" {
+		w.T.Fatalf("%s\nresult %q (want %q), session %q\nhooks:\n%s", r, r.Text, want, r.SessionID, w.HooksText())
+	}
+	return r
+}
+
+func agentOf(session string) string { return harness.AgentID("claude", session) }
+
+// editPaths is the sorted set of paths of an agent's edit records in a turn.
+func (w *claudeWorld) editPaths(agent, turn string) []string {
+	set := map[string]bool{}
+	for _, r := range w.Records("edit", "agent="+agent, "turn="+turn) {
+		ps, _ := r["paths"].([]any)
+		for _, p := range ps {
+			set[p.(string)] = true
+		}
+	}
+	return e2etest.SortedKeys(set)
+}
+
+// planClasses is "path=class ..." of a dry run to checkpoint k.
+func (w *claudeWorld) planClasses(agent, k string) string {
+	w.T.Helper()
+	var plan struct {
+		Repos []struct {
+			Files []struct{ Path, Class string }
+		}
+	}
+	w.VenomJSON(&plan, "venom-plan", "--agent", agent, k, "--json")
+	var out []string
+	for _, r := range plan.Repos {
+		for _, f := range r.Files {
+			out = append(out, f.Path+"="+f.Class)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func one(t *testing.T, what string, rs []e2etest.Record) e2etest.Record {
+	t.Helper()
+	if len(rs) != 1 {
+		t.Fatalf("%s: %d records, want 1:\n%s", what, len(rs), e2etest.LogText(rs))
+	}
+	return rs[0]
+}
+
+// TestClaudeTurns: the hooks of two real Claude Code turns, the second a
+// --resume: what fires, what venom records (ids, edit records, classes),
+// what the agent's own commands see (../shared/e2e checks install,
+// claude.turn1.runs, hooks.fire, hooks.exit0_and_silent,
+// agent.id_and_checkpoints, ids.session_and_turn, ids.harness_end,
+// edit.record_write_only, plan.classes, agent_env.child_session,
+// edit.record_edit_tool, turn2.resume_same_agent).
+func TestClaudeTurns(t *testing.T) {
+	w := newClaude(t)
+	envFile := w.Work + "/agent-env.txt"
+	r1 := w.turn("Turn one: create two files. [[venom-e2e: write "+w.Repo+"/made-by-write.txt hello ;; bash echo x > made-by-bash.txt; env | grep -E '^(CLAUDE|GIT_VENOM)' | sort > "+envFile+" ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+
+	t.Run("hooks.fire", func(t *testing.T) {
+		for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"} {
+			if len(w.HookRuns(ev)) == 0 {
+				t.Errorf("no %s hook run; runs:\n%s", ev, w.HooksText())
+			}
+		}
+	})
+	t.Run("hooks.exit0_and_silent", func(t *testing.T) {
+		for _, h := range w.Hooks() {
+			if !h.Finished || h.RC == nil || *h.RC != 0 || h.Stdout != "" {
+				t.Errorf("hook run not finished with 0 and silent: %s", h.Summary())
+			}
+		}
+	})
+	t.Run("agent.id_and_checkpoints", func(t *testing.T) {
+		r := w.Venom("venom-checkpoint", "list", "--agent", A)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "turn_start   t1") || !strings.Contains(r.Stdout, "turn_end     t1") {
+			t.Errorf("list of %s: %s\n%s", A, r, r.Stdout)
+		}
+	})
+	ups, _ := w.LastHook("UserPromptSubmit")
+	stop, _ := w.LastHook("Stop")
+	started := one(t, "turn.started of t1", w.Records("turn.started", "agent="+A, "turn=t1"))
+	ended := one(t, "turn.ended of t1", w.Records("turn.ended", "agent="+A, "turn=t1"))
+	t.Run("ids.session_and_turn", func(t *testing.T) {
+		got := started.S("harness") + " " + started.S("harness_session") + " " + started.S("harness_turn")
+		if want := "claude-code " + S + " " + ups.Field("prompt_id"); got != want || ups.Field("prompt_id") == "" {
+			t.Errorf("turn.started: %q, want %q", got, want)
+		}
+	})
+	t.Run("ids.harness_end", func(t *testing.T) {
+		want := e2etest.LastAssistant(t, stop.Field("transcript_path"))
+		if got := ended.S("harness_end"); got == "" || got != want {
+			t.Errorf("harness_end %q, transcript's last assistant entry %q", got, want)
+		}
+	})
+	t.Run("edit.record_write_only", func(t *testing.T) {
+		if got := w.editPaths(A, "t1"); strings.Join(got, ",") != "made-by-write.txt" {
+			t.Errorf("edit records of t1: %q, want [made-by-write.txt] (the Bash-made file has none)", got)
+		}
+	})
+	t.Run("plan.classes", func(t *testing.T) {
+		if got := w.planClasses(A, started.S("checkpoint")); got != "made-by-bash.txt=turn made-by-write.txt=agent" {
+			t.Errorf("classes of the plan to %s: %q", started.S("checkpoint"), got)
+		}
+	})
+	t.Run("agent_env.child_session", func(t *testing.T) {
+		b, _ := os.ReadFile(envFile)
+		if !strings.Contains(string(b), "CLAUDE_CODE_CHILD_SESSION=1\n") {
+			t.Errorf("the Bash tool's environment lacks CLAUDE_CODE_CHILD_SESSION=1:\n%s", b)
+		}
+	})
+
+	r2 := w.turn("Turn two. [[venom-e2e: edit "+w.Repo+"/made-by-write.txt hello goodbye ;; write "+w.Repo+"/turn2.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	t.Run("edit.record_edit_tool", func(t *testing.T) {
+		got := w.editPaths(A, "t2")
+		txt, _ := w.ReadFile("made-by-write.txt")
+		if strings.Join(got, ",") != "made-by-write.txt,turn2.txt" || !strings.Contains(txt, "goodbye") {
+			t.Errorf("edit records of t2 (Edit + Write): %q; made-by-write.txt: %q", got, txt)
+		}
+	})
+	t.Run("turn2.resume_same_agent", func(t *testing.T) {
+		if r2.SessionID != S {
+			t.Errorf("--resume %s ran as session %s", S, r2.SessionID)
+		}
+		if len(w.Records("turn.ended", "agent="+A, "turn=t2", "harness_session="+S)) != 1 {
+			t.Errorf("no turn.ended of t2 under %s:\n%s", A, e2etest.LogText(w.Records("turn.ended")))
+		}
+	})
+}
+
+// convo is the conversation of the model's last scripted request after
+// request since, as text.
+func (w *claudeWorld) convo(since int) string {
+	return mockllm.Text(w.Mock.LastConvo(since, "anthropic"))
+}
+
+// countIn is how many lines of a conversation text hold s.
+func countIn(convo, s string) int {
+	n := 0
+	for _, line := range strings.Split(convo, "\n") {
+		if strings.Contains(line, s) {
+			n++
+		}
+	}
+	return n
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
