@@ -38,7 +38,6 @@ func (e *Env) NewTerminal(env []string) *Terminal {
 	term := &Terminal{e: e, sock: filepath.Join(e.Work, "tmux.sock"), name: "venom-e2e"}
 	rc := filepath.Join(e.Work, "terminal.env")
 	var sb strings.Builder
-	sb.WriteString("unset $(env | sed -n 's/=.*//p' | grep -v -x -e PATH -e HOME)\n")
 	for _, kv := range append(env, "TERM=xterm-256color") {
 		k, v, _ := strings.Cut(kv, "=")
 		fmt.Fprintf(&sb, "export %s=%s\n", k, shellQuote([]string{v}))
