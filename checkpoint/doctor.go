@@ -90,7 +90,11 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 				case !ok:
 					gone = append(gone, a.ID+"/"+s.ID())
 				case string(v) != s.Rec.Repos[0].Commit:
-					moved = append(moved, a.ID+"/"+s.ID())
+					what := "another commit"
+					if _, typ, err := t.Repo.RefObject(ctx, ref); err == nil && typ != "" && typ != "commit" {
+						what = "a " + typ
+					}
+					moved = append(moved, fmt.Sprintf("%s/%s (now %s %s)", a.ID, s.ID(), what, short(string(v))))
 				}
 			}
 			if t.Config.Keep > 0 && n > t.Config.Keep {
@@ -113,9 +117,13 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 			msg = fmt.Sprintf("%d ref(s) no log record names (ignored by every command): %s", len(orphans), strings.Join(head(orphans, 5), " "))
 			fix = append(fix, "delete them with `git update-ref -d <ref>` once you know nothing needs them")
 		}
-		if len(gone)+len(moved) > 0 {
+		if len(gone) > 0 {
 			level = "warn"
-			msg += fmt.Sprintf("; %d checkpoint(s) whose ref is gone or moved (not_found.checkpoint): %s", len(gone)+len(moved), strings.Join(head(append(gone, moved...), 5), " "))
+			msg += fmt.Sprintf("; %d checkpoint(s) whose ref is gone (not_found.checkpoint): %s", len(gone), strings.Join(head(gone, 5), " "))
+		}
+		if len(moved) > 0 {
+			level = "warn"
+			msg += fmt.Sprintf("; %d checkpoint(s) whose ref moved off the logged commit (not_found.checkpoint): %s", len(moved), strings.Join(head(moved, 5), " "))
 		}
 		if len(tooMany) > 0 {
 			level = "warn"
@@ -221,6 +229,14 @@ func gitVersion(v string) (int, int, bool) {
 	major, err1 := strconv.Atoi(parts[0])
 	minor, err2 := strconv.Atoi(parts[1])
 	return major, minor, err1 == nil && err2 == nil
+}
+
+// short is an object id's first 10 hex digits.
+func short(oid string) string {
+	if len(oid) > 10 {
+		return oid[:10]
+	}
+	return oid
 }
 
 func head(s []string, n int) []string {

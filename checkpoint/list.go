@@ -187,12 +187,27 @@ func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*
 	}
 	if string(v) != r.Commit {
 		data["repo"] = "."
-		what := "is gone"
-		if v != "" {
-			what = "has moved to " + string(v)
-		}
+		ref := refs.Checkpoint(agent, s.N)
+		what, now := t.refNow(ctx, ref)
+		data["ref"] = ref
+		data["expected"] = r.Commit
+		data["actual"] = now
 		return nil, rfcerr.New("not_found.checkpoint", data,
-			"checkpoint %s of %s: its ref %s %s (the log says %s)", id, agent, refs.Checkpoint(agent, s.N), what, r.Commit)
+			"checkpoint %s of %s: its ref %s %s (the log says commit %s)", id, agent, ref, what, r.Commit).
+			WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
 	}
 	return s, nil
+}
+
+// refNow says what ref holds now, for a checkpoint whose ref no longer
+// holds its logged commit: "is gone" (now nil), or "has moved to <type>
+// <oid>" (now the object's id) when it points at another commit, or at a
+// tree, blob or tag. A ref git cannot read counts as gone.
+func (t *Tree) refNow(ctx context.Context, ref string) (what string, now *string) {
+	oid, typ, err := t.Repo.RefObject(ctx, ref)
+	if err != nil || oid == "" {
+		return "is gone", nil
+	}
+	s := string(oid)
+	return "has moved: it points at " + typ + " " + s + " now", &s
 }

@@ -668,7 +668,26 @@ func (r *Repo) ResolveRefs(ctx context.Context, prefix string) (map[string]OID, 
 	return m, nil
 }
 
-// RefValue returns the object a ref names, or "" when it does not exist.
+// RefObject returns the object ref points at as it is, unpeeled, and that
+// object's type (commit, tree, blob or tag); "" and "" when the ref does
+// not exist. One for-each-ref; RefValue is the check, this is for saying
+// what a ref that fails it holds now.
+func (r *Repo) RefObject(ctx context.Context, ref string) (OID, string, error) {
+	out, err := r.Line(ctx, Options{NoWorkTree: true}, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", ref)
+	if err != nil {
+		return "", "", err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.SplitN(l, " ", 3)
+		if len(f) == 3 && f[2] == ref {
+			return OID(f[0]), f[1], nil
+		}
+	}
+	return "", "", nil
+}
+
+// RefValue returns the commit a ref names, or "" when it does not exist
+// or names no commit (a blob, a tree: RefObject says which).
 func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
 	out, err := r.Line(ctx, Options{}, "rev-parse", "-q", "--verify", ref+"^{commit}")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // pins is the configuration every git child runs with, as -c pairs. Each pin
@@ -61,12 +62,28 @@ var pins = []string{
 
 // Error is a failed git command: the arguments it ran with (pins left out),
 // its exit code (-1 when it could not start or was killed) and its stderr.
+// Args is the whole argv; the message (Error) names only its first
+// ShownArgs arguments, each cut at ShownArgBytes, and counts the rest:
+// an update-index with one --cacheinfo per path would otherwise put every
+// path of a rollback into one error line. GIT_VENOM_TRACE prints each
+// command's whole argv before it runs.
 type Error struct {
 	Args     []string
 	ExitCode int
 	Stderr   string
 	Err      error // the underlying error from os/exec, if any
 }
+
+// ShownArgs is how many of git's arguments an Error's message names, and
+// ShownArgBytes how many bytes of each (DESIGN.md section 7: an error
+// says what failed in a line a person can read).
+const (
+	ShownArgs     = 8
+	ShownArgBytes = 200
+	// ShownStderrBytes bounds the part of git's stderr the message keeps
+	// (its last line, when it has several and they are long).
+	ShownStderrBytes = 1000
+)
 
 func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
@@ -76,7 +93,34 @@ func (e *Error) Error() string {
 	if i := strings.LastIndexByte(msg, '\n'); i >= 0 && len(msg) > 400 {
 		msg = msg[i+1:]
 	}
-	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.ExitCode, msg)
+	return fmt.Sprintf("git %s: exit %d: %s", ShortArgv(e.Args), e.ExitCode, cut(msg, ShownStderrBytes))
+}
+
+// ShortArgv is args joined by spaces as an error message shows them: the
+// first ShownArgs, each cut to ShownArgBytes bytes (with "..."), then
+// "(and N more arguments)" for the rest.
+func ShortArgv(args []string) string {
+	n := min(len(args), ShownArgs)
+	parts := make([]string, 0, n+1)
+	for _, a := range args[:n] {
+		parts = append(parts, cut(a, ShownArgBytes))
+	}
+	if more := len(args) - n; more > 0 {
+		parts = append(parts, fmt.Sprintf("(and %d more arguments)", more))
+	}
+	return strings.Join(parts, " ")
+}
+
+// cut is s when it has at most n bytes, else its first n bytes or fewer,
+// never half a UTF-8 sequence, and "...".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func (e *Error) Unwrap() error { return e.Err }

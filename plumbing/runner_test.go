@@ -1,11 +1,15 @@
 package plumbing_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/plumbing"
@@ -58,5 +62,71 @@ func TestOpenCanonical(t *testing.T) {
 		if repo.WorkTree != r.Dir || repo.GitDir != r.GitDir {
 			t.Errorf("Open(%s): tree %s git dir %s, want %s", dir, repo.WorkTree, repo.GitDir, r.Dir)
 		}
+	}
+}
+
+// TestErrorBoundsTheArgv: a git command with thousands of arguments (an
+// update-index with one --cacheinfo per path, as a rollback's staging
+// runs) fails with a message that names its first few arguments and counts
+// the rest, instead of every path; the error keeps the whole argv, and the
+// trace (GIT_VENOM_TRACE) prints it.
+func TestErrorBoundsTheArgv(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace bytes.Buffer
+	plumbing.SetTrace(repo, &trace)
+	const n = 3000
+	args := []string{"update-index", "--add"}
+	for i := 0; i < n; i++ {
+		args = append(args, "--cacheinfo", fmt.Sprintf("100644,%s,bad/../path-%04d", strings.Repeat("0", 40), i))
+	}
+	_, err = repo.Run(context.Background(), plumbing.Options{}, args...)
+	var ge *plumbing.Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("update-index of invalid paths: %v, want a *plumbing.Error", err)
+	}
+	msg := err.Error()
+	if len(msg) > 2000 {
+		t.Errorf("the message is %d bytes long: %.300s...", len(msg), msg)
+	}
+	more := fmt.Sprintf("(and %d more arguments)", len(args)-shownArgs)
+	for _, want := range []string{"git update-index --add --cacheinfo ", "path-0000", more} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %.300q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "path-2999") {
+		t.Errorf("the message names the last path: %.300q", msg)
+	}
+	if len(ge.Args) != len(args) {
+		t.Errorf("the error keeps %d arguments, want all %d", len(ge.Args), len(args))
+	}
+	if !strings.Contains(trace.String(), "path-2999") {
+		t.Errorf("the trace does not hold the whole argv")
+	}
+}
+
+// shownArgs is plumbing.ShownArgs, spelled out so that this test builds
+// against a runner without it.
+const shownArgs = 8
+
+// TestShortArgv: an argument over ShownArgBytes is cut, never inside a
+// UTF-8 sequence; a short argv is shown whole.
+func TestShortArgv(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", plumbing.ShownArgBytes) // 2 bytes each
+	got := plumbing.ShortArgv([]string{"add", long})
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") || len(got) > len("add ")+plumbing.ShownArgBytes+3 {
+		t.Errorf("ShortArgv of a long argument = %q", got)
+	}
+	if got := plumbing.ShortArgv([]string{"diff-tree", "-r", "-z", "a", "b"}); got != "diff-tree -r -z a b" {
+		t.Errorf("ShortArgv of a short argv = %q", got)
+	}
+	if plumbing.ShownArgs != shownArgs {
+		t.Errorf("ShownArgs is %d, the test says %d", plumbing.ShownArgs, shownArgs)
 	}
 }
