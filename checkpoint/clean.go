@@ -49,7 +49,7 @@ func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cle
 		}
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeAgentArchived, Body: journal.AgentArchived{Agent: a.ID, Removed: out.Removed, Kept: out.Kept}}); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging agent.archived")
+		return nil, LogError(err, "logging agent.archived for %s (its refs were deleted)", a.ID)
 	}
 	return out, nil
 }

@@ -74,7 +74,7 @@ func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error
 		if errors.As(err, &gerr) || ctx.Err() != nil {
 			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
 		}
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading diff-tree")
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "reading diff-tree")
 	}
 	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to)
 	if err != nil {

@@ -133,15 +133,21 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 		add("checkpoints.refs", level, strings.Join(fix, "; "), "%s", msg)
 	}
 
-	var open []string
+	var open, undo []string
 	for _, a := range st.Agents {
 		if b := a.OpenRollback; b != nil {
 			open = append(open, fmt.Sprintf("%s to %s (safety %s, in %s)", a.ID, b.Checkpoint, b.Safety, b.Path))
+			dir := ""
+			if b.Path != t.Path() {
+				dir = b.Path
+			}
+			undo = append(undo, UndoCommand(a.ID, b.Safety, dir))
 		}
 	}
 	sort.Strings(open)
+	sort.Strings(undo)
 	if len(open) > 0 {
-		add("checkpoints.rollbacks", "warn", "the next plan or rollback in that tree closes it as failed.rollback_interrupted; roll back to the safety checkpoint to get the tree as it was",
+		add("checkpoints.rollbacks", "warn", "the next plan or rollback in that tree closes it as failed.rollback_interrupted; to get the tree back as it was, plan the way back to the safety checkpoint and confirm it: "+strings.Join(undo, "; "),
 			"rollback(s) started and never ended: %s", strings.Join(open, "; "))
 	} else {
 		add("checkpoints.rollbacks", "ok", "", "no interrupted rollback")

@@ -93,16 +93,16 @@ func (t *Tree) RecordEdit(ctx context.Context, agent string, paths []string) (*j
 			return nil, rfcerr.New("timeout.checkpoint", map[string]any{"agent": agent},
 				"a capture of %s held its lock past venom.checkpoints.timeout (%s); edit not recorded", agent, t.Config.Timeout)
 		}
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "waiting for the agent's lock")
+		return nil, lockError(err, agent)
 	}
 	defer lk.Unlock()
 	turn, err := t.OpenTurn(agent)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, LogError(err, "reading the log")
 	}
 	rec := journal.Edit{Agent: agent, Turn: turn, Paths: rels, Path: t.Path()}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeEdit, Body: rec}); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the edit")
+		return nil, LogError(err, "logging the edit")
 	}
 	return &rec, nil
 }

@@ -22,12 +22,12 @@ func (t *Tree) Fork(ctx context.Context, agent, source, through string) (*Result
 	}
 	lk, err := journal.WaitLock(ctx, t.Log.LockPath(AgentLock(agent)), true)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "locking agent %s", agent)
+		return nil, lockError(err, agent)
 	}
 	defer lk.Unlock()
 	st, err := t.Log.Load()
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, LogError(err, "reading the log")
 	}
 	if a := st.Agents[agent]; a != nil && len(a.Checkpoints) > 0 {
 		return nil, rfcerr.New("invalid_params.agent", map[string]any{"agent": agent},
@@ -80,7 +80,7 @@ func (t *Tree) Fork(ctx context.Context, agent, source, through string) (*Result
 		journal.Entry{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: agent, Path: t.Path(), Isolation: iso}},
 		journal.Entry{Type: journal.TypeCheckpointTaken, Body: rec},
 	); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the fork")
+		return nil, t.unrecorded(ctx, agent, rec.Checkpoint, refs.Checkpoint(agent, 1), plumbing.OID(commit), err)
 	}
 	return &Result{Checkpoint: rec}, nil
 }

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"strings"
+
 	"github.com/venom-org/git-venom/journal"
 )
 
@@ -58,4 +60,45 @@ func (t *Tree) CloseInterrupted(st *journal.State) ([]journal.RollbackStarted, e
 		}
 	}
 	return closed, nil
+}
+
+// UndoCommand is the command, as a person types it in a POSIX shell, that
+// plans the way back to safety, the safety checkpoint of agent's rollback,
+// after the rollback was interrupted, failed or could not log its end (RFC
+// 7.6): a plan to it with --agent (the tree may have other agents),
+// --restore files (the conversation stays as it is) and --outside
+// overwrite. Every path such a rollback wrote changed after its last
+// capture, the safety checkpoint itself, so the plan classes each one
+// outside, and a guarded tree refuses them by default
+// (conflict.outside_edits): overwriting them is what undoing it means. A
+// person's edit made since is an outside path as well: the plan lists it
+// first, marked !, and the real call's own safety checkpoint keeps it. dir,
+// when not "", is the tree to run it in, for a command printed from
+// another tree: "cd <dir> && " comes first, so that the rollback command
+// the plan prints to confirm it, typed next in the same shell, runs there
+// too.
+func UndoCommand(agent, safety, dir string) string {
+	cmd := "git venom-plan --agent " + ShellQuote(agent) + " " + ShellQuote(safety) + " --restore files --outside overwrite"
+	if dir != "" {
+		cmd = "cd " + ShellQuote(dir) + " && " + cmd
+	}
+	return cmd
+}
+
+// UndoHint is the hint line of a rollback that did not end as planned:
+// where the tree as it was is, and UndoCommand.
+func UndoHint(agent, safety string) string {
+	return "the safety checkpoint " + safety + " holds the tree as it was before the rollback; to go back to it, run `" +
+		UndoCommand(agent, safety, "") + "`, read the plan, and confirm it with the command it prints"
+}
+
+// ShellQuote is s as one word of a POSIX shell: as it is when it holds only
+// characters no shell treats specially, else in single quotes, each single
+// quote inside closing the quotes, escaped with a backslash, and opening
+// them again.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

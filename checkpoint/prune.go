@@ -98,7 +98,7 @@ func (t *Tree) Prune(ctx context.Context, a *journal.Agent, now time.Time) ([]st
 		}
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeCheckpointPruned, Body: journal.Pruned{Agent: a.ID, Checkpoints: ids}}); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging checkpoint.pruned")
+		return nil, LogError(err, "logging checkpoint.pruned for %s (the refs were deleted; the next prune records it)", a.ID)
 	}
 	return ids, nil
 }

@@ -119,7 +119,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	t.Repo.CleanTmp()
 	st, err := t.Log.Load()
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, LogError(err, "reading the log")
 	}
 	a := st.Agents[o.Agent]
 	if a == nil {
@@ -156,7 +156,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		setCheckpoint(post, latest.ID())
 		entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointReused, Body: rec}), post...)
 		if _, err := t.Log.Append(entries...); err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the capture")
+			return nil, LogError(err, "logging the capture (it found checkpoint %s unchanged)", latest.ID())
 		}
 		out := latest.Rec
 		if o.Label != "" {
@@ -218,7 +218,8 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	setCheckpoint(post, rec.Checkpoint)
 	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointTaken, Body: rec}), post...)
 	if _, err := t.Log.Append(entries...); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "logging the checkpoint")
+		// No ref without its record (RFC 4.2).
+		return nil, t.unrecorded(ctx, o.Agent, rec.Checkpoint, refs.Checkpoint(o.Agent, n), plumbing.OID(repo.Commit), err)
 	}
 	if o.Reason == ReasonTurnEnd {
 		// Retention runs after a turn_end (RFC 5.2). A failure is not the

@@ -40,7 +40,8 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	if dir == "" {
 		var err error
 		if dir, err = os.Getwd(); err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the current directory")
+			// RFC 11.3: "the tree is missing" (removed under the process).
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "getwd"}, "reading the current directory")
 		}
 	}
 	// The config is read beside the discovery, not after it: a hook pays
@@ -68,7 +69,7 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	}
 	lg, err := journal.Open(r.CommonDir)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "opening the log")
+		return nil, LogError(err, "opening the log")
 	}
 	a := <-cfgc
 	cfg, err := parseConfig(a.out, a.err)

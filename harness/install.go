@@ -151,7 +151,8 @@ func (h *Harness) SettingsFile(o InstallOptions) (scope, path string, err error)
 		return scope, filepath.Join(getenv(sp.env), sp.name), nil
 	default:
 		if o.Home == "" {
-			return "", "", rfcerr.New("failed.internal", nil, "no home directory for the user scope")
+			return "", "", rfcerr.New("failed.settings", map[string]any{"scope": scope}, "no home directory for the user scope, so its settings file cannot be found").
+				WithHint("set HOME, or use --scope project")
 		}
 		return scope, filepath.Join(o.Home, sp.home, sp.name), nil
 	}

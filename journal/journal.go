@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,7 +125,36 @@ func (l *Log) Append(entries ...Entry) ([]int64, error) {
 	return l.appendLocked(entries)
 }
 
+// TestFailEnv names, for tests only, record types whose append fails: a
+// batch holding a record of one of them (a comma-separated list) fails
+// before anything is written, as a full disk or a read-only log would, so
+// tests can check what each command does when the log cannot take its
+// record (docs/exit-codes.md, failed.checkpoint_git reason log).
+const TestFailEnv = "GIT_VENOM_TEST_LOG_FAIL"
+
+// errTestFail is the error of an append TestFailEnv fails.
+var errTestFail = errors.New("appending to the log: refused by " + TestFailEnv)
+
+// testFails reports whether TestFailEnv names the type of one of entries.
+func testFails(entries []Entry) bool {
+	v := os.Getenv(TestFailEnv)
+	if v == "" {
+		return false
+	}
+	for _, e := range entries {
+		for _, t := range strings.Split(v, ",") {
+			if t == e.Type {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (l *Log) appendLocked(entries []Entry) ([]int64, error) {
+	if testFails(entries) {
+		return nil, errTestFail
+	}
 	f, err := os.OpenFile(l.Path(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening the log: %w", err)

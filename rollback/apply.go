@@ -46,13 +46,20 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		ap.made = probeCreated(tmp)
 	}
 	ap.own = p.permsToRecord(ap.w, ap.made)
+	// A failure up to rollback.started changes nothing (RFC 7.4 step 2):
+	// failed.rollback_undone, with nothing to undo.
+	notStarted := func(err error, doing string) error {
+		return rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": ".", "reason": doing + ": " + err.Error(), "safety": res.Safety},
+			"the rollback could not start (%s), and nothing was written", doing).
+			WithHint("the safety checkpoint %s holds the tree as it is; retry once the log can be written", res.Safety)
+	}
 	perms, err := journal.EncodePerms(ap.own)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "encoding rollback.started")
+		return nil, notStarted(err, "encoding rollback.started")
 	}
 	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.started")
+		return nil, notStarted(err, "logging rollback.started")
 	}
 	failpoint.Hit("rollback.started")
 	ended := journal.RollbackEnded{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Path: t.Path()}
@@ -94,7 +101,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			msg = "the rollback failed and could not be fully undone"
 		}
 		return nil, rfcerr.Wrap(code, err, data, "%s", msg).
-			WithHint("the safety checkpoint %s holds the tree as it was: `git venom-plan %s --restore files`", res.Safety, res.Safety)
+			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
 	}
 
 	// Step 6: capture again and compare with what the plan expected.
@@ -170,7 +177,13 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			Rollback: res.Safety, Path: t.Path(), Session: b.ForkSource}})
 	}
 	if _, err := t.Log.Append(entries...); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, map[string]any{"safety": res.Safety}, "logging rollback.ended")
+		// The files are as planned, but the log cannot say so: it holds
+		// rollback.started with no end, which RFC 7.6 calls interrupted,
+		// and the next command closes it so. Say that now, with the way
+		// back, rather than report a rollback no record confirms.
+		return nil, rfcerr.Wrap(checkpoint.CodeInterrupted, err, map[string]any{"repo": ".", "reason": "logging rollback.ended: " + err.Error(), "safety": res.Safety, "after": res.After},
+			"the rollback was applied, but its end could not be logged; the next command records it as interrupted").
+			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
 	}
 	res.DryRun = false
 	return &res, nil
@@ -185,14 +198,16 @@ func (p *plan) endRefused(ended *journal.RollbackEnded, err error) error {
 		e = rfcerr.Wrap("conflict.harness_fork_refused", err, nil, "%v", err)
 	}
 	ended.Code = e.Code
-	if _, lerr := p.tree.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: *ended}); lerr != nil {
-		return rfcerr.Wrap("failed.internal", lerr, nil, "logging rollback.ended")
-	}
 	if e.Data == nil {
 		e.Data = map[string]any{}
 	}
 	e.Data["safety"] = ended.Safety
 	e.Message += "; no file was changed"
+	if _, lerr := p.tree.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: *ended}); lerr != nil {
+		// Nothing was written either way: the refusal is the answer,
+		// and the next command closes the record as interrupted.
+		e.WithHint("its end could not be logged (%v); the next command records it as failed.rollback_interrupted", lerr)
+	}
 	return e
 }
 

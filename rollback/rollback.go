@@ -165,10 +165,10 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	}
 	st, err := t.Log.Load()
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, checkpoint.LogError(err, "reading the log")
 	}
 	if _, err := t.CloseInterrupted(st); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "closing an interrupted rollback")
+		return nil, checkpoint.LogError(err, "closing an interrupted rollback")
 	}
 	if _, _, err := preflightState(ctx, t, st, o); err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	defer tl.Unlock()
 	// Re-read under the locks: what we checked may have changed.
 	if st, err = t.Log.Load(); err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, checkpoint.LogError(err, "reading the log")
 	}
 	p, err := compute(ctx, t, st, o)
 	if err != nil {
@@ -866,7 +866,7 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 	if tt := target.Rec.ThroughTurn; tt != nil {
 		n, err := refs.ParseTurn(*tt)
 		if err != nil {
-			return c, nil, rfcerr.Wrap("failed.internal", err, nil, "reading the checkpoint's through_turn")
+			return c, nil, checkpoint.LogError(err, "reading the through_turn of checkpoint %s", target.ID())
 		}
 		through = n
 	}

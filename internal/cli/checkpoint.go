@@ -105,7 +105,7 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	var st *journal.State
 	if *agent == "" && os.Getenv("GIT_VENOM_AGENT") == "" {
 		if st, err = t.Log.Load(); err != nil {
-			return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+			return checkpoint.LogError(err, "reading the log")
 		}
 	}
 	id, err := t.ResolveAgent(*agent, st)
@@ -227,7 +227,7 @@ func openWithAgent(ctx context.Context, flag string) (*checkpoint.Tree, *journal
 	}
 	st, err := t.Log.Load()
 	if err != nil {
-		return nil, nil, "", rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, nil, "", checkpoint.LogError(err, "reading the log")
 	}
 	id, err := t.ResolveAgent(flag, st)
 	if err != nil {

@@ -46,7 +46,7 @@ func checkpointEdit(ctx context.Context, e *env, args []string) error {
 	}
 	here, err := os.Getwd()
 	if err != nil {
-		return rfcerr.Wrap("failed.internal", err, nil, "reading the current directory")
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "getwd"}, "reading the current directory")
 	}
 	abs := make([]string, len(*paths))
 	for i, p := range *paths {

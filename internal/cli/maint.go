@@ -45,12 +45,12 @@ func checkpointPrune(ctx context.Context, e *env, args []string) error {
 	for _, a := range ids {
 		lk, err := journal.WaitLock(ctx, t.Log.LockPath(checkpoint.AgentLock(a)), true)
 		if err != nil {
-			return rfcerr.Wrap("failed.internal", err, nil, "locking agent %s", a)
+			return checkpoint.LogError(err, "locking agent %s", a)
 		}
 		fresh, err := t.Log.Load()
 		if err != nil {
 			lk.Unlock()
-			return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+			return checkpoint.LogError(err, "reading the log")
 		}
 		var gone []string
 		if ag := fresh.Agents[a]; ag != nil {
@@ -99,7 +99,7 @@ func checkpointClean(ctx context.Context, e *env, args []string) error {
 	defer lk.Unlock()
 	st, err := t.Log.Load()
 	if err != nil {
-		return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return checkpoint.LogError(err, "reading the log")
 	}
 	a := st.Agents[id]
 	if a == nil {

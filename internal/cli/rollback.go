@@ -90,7 +90,7 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	}
 	st, err := t.Log.Load()
 	if err != nil {
-		return rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return checkpoint.LogError(err, "reading the log")
 	}
 	warnInterrupted(e, t, st)
 	id, err := t.ResolveAgent(f.agent, st)
@@ -126,7 +126,7 @@ func warnInterrupted(e *env, t *checkpoint.Tree, st *journal.State) {
 	}
 	for _, b := range closed {
 		fmt.Fprintf(e.Err, "warning: a rollback of %s to %s was interrupted (failed.rollback_interrupted); nothing was resumed\n", b.Agent, b.Checkpoint)
-		fmt.Fprintf(e.Err, "hint: the safety checkpoint %s holds the tree as it was before it: git venom-plan --agent %s %s --restore files\n", b.Safety, b.Agent, b.Safety)
+		fmt.Fprintf(e.Err, "hint: %s\n", checkpoint.UndoHint(b.Agent, b.Safety))
 	}
 }
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+
+test_description='the way back after a rollback that did not end as planned: every command venom prints for it works as printed (issue 13 item 8)'
+
+TEST_NO_CREATE_REPO=1
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY/lib-cases.sh"
+
+# undo_cmd FILE: the command in FILE's first `...` (a hint line).
+undo_cmd () {
+	sed -n 's/^[^`]*`\([^`]*\)`.*/\1/p' "$1" | head -n 1
+}
+
+# run_printed CMD NAME: runs the plan CMD as printed (human output, in
+# $OUT/NAME.plan), then the rollback command the plan prints to confirm
+# it, as printed ($OUT/NAME.rb).
+run_printed () {
+	eval "$1" >"$OUT/$2.plan" 2>"$OUT/$2.plan.err" || {
+		echo >&4 "the printed command failed: $1"
+		cat "$OUT/$2.plan" "$OUT/$2.plan.err" >&4
+		return 1
+	}
+	_rp_confirm=$(sed -n 's/^to do it: //p' "$OUT/$2.plan") &&
+	test -n "$_rp_confirm" &&
+	eval "$_rp_confirm" >"$OUT/$2.rb" 2>"$OUT/$2.rb.err" || {
+		echo >&4 "the command the plan printed failed: $_rp_confirm"
+		cat "$OUT/$2.rb" "$OUT/$2.rb.err" >&4
+		return 1
+	}
+}
+
+# A guarded tree (the main worktree: in_place) where turn t1 of $AG
+# modified a.txt, deleted b.txt and created c.txt and sub/d.txt.
+setup_guarded () {
+	case_repo "$1" guarded &&
+	echo a >a.txt && echo b >b.txt && git add . && git commit -qm init &&
+	K1=$(ts) &&
+	echo a2 >a.txt && rm b.txt && echo c >c.txt && mkdir sub && echo d >sub/d.txt &&
+	K2=$(te)
+}
+
+for fp in rollback.deleted rollback.written
+do
+	test_expect_success "an interrupted rollback ($fp) in a guarded tree: the doctor's and the warning's command brings the tree back as it was" '
+		setup_guarded killed-$fp &&
+		tree_state >"$OUT/tree.before" &&
+		P=$(plan $K1 | jq -r .plan) &&
+		test_expect_code 137 env GIT_VENOM_TEST_FAILPOINT='$fp' \
+			git venom-rollback --agent $AG $K1 --plan $P --json >/dev/null 2>&1 &&
+		tree_state >"$OUT/tree.killed" &&
+		! test_cmp "$OUT/tree.before" "$OUT/tree.killed" >/dev/null 2>&1 &&
+		SAFE=$(venom_log | jq -r "select(.type == \"rollback.started\") | .safety") &&
+		git venom-doctor --json >"$OUT/doctor.json" &&
+		jq -r ".checks[] | select(.id == \"checkpoints.rollbacks\") | .fix" "$OUT/doctor.json" >"$OUT/fix" &&
+		DOCTOR=$(sed "s/.*confirm it: //" "$OUT/fix") &&
+		test "$DOCTOR" = "git venom-plan --agent $AG $SAFE --restore files --outside overwrite" &&
+		# The plan the doctor names closes the interrupted rollback, and
+		# its warning names the same command.
+		run_printed "$DOCTOR" doctor &&
+		grep "failed.rollback_interrupted" "$OUT/doctor.plan.err" &&
+		grep "^hint: " "$OUT/doctor.plan.err" >"$OUT/hint" &&
+		test "$(undo_cmd "$OUT/hint")" = "$DOCTOR" &&
+		tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after" &&
+		git venom-doctor --json >"$OUT/doctor2.json" &&
+		test_json "$OUT/doctor2.json" ".checks[] | select(.id == \"checkpoints.rollbacks\") | .level == \"ok\""
+	'
+done
+
+test_expect_success 'the command the doctor prints for an interrupted rollback of another worktree runs it there' '
+	setup_guarded other &&
+	git worktree add -q --detach "../other wt" &&
+	(
+		cd "../other wt" &&
+		K1=$(ts) && echo wt2 >a.txt && K2=$(te) &&
+		P=$(plan $K1 --restore files | jq -r .plan) &&
+		test_expect_code 137 env GIT_VENOM_TEST_FAILPOINT=rollback.written \
+			git venom-rollback --agent $AG $K1 --restore files --plan $P --json >/dev/null 2>&1
+	) &&
+	test "$(cat "../other wt/a.txt")" = a &&
+	git venom-doctor --json >"$OUT/doctor.json" &&
+	DOCTOR=$(jq -r ".checks[] | select(.id == \"checkpoints.rollbacks\") | .fix" "$OUT/doctor.json" | sed "s/.*confirm it: //") &&
+	WT=$(cd "../other wt" && pwd -P) &&
+	test "$DOCTOR" = "cd '\''$WT'\'' && git venom-plan --agent $AG k5 --restore files --outside overwrite" &&
+	(run_printed "$DOCTOR" other) &&
+	test "$(cat "../other wt/a.txt")" = wt2
+'
+
+test_expect_success 'failed.rollback_undone: the hint names a command that works as printed' '
+	setup_guarded undone &&
+	echo "model.dat filter=fake" >.gitattributes && echo v1 >model.dat &&
+	git config filter.fake.clean cat && git config filter.fake.smudge cat &&
+	K3=$(ck --reason manual) && echo v2 >model.dat && K4=$(ck --reason manual) &&
+	git config filter.fake.required true && git config filter.fake.smudge false &&
+	tree_state >"$OUT/tree.before" &&
+	P=$(plan $K3 --outside overwrite --restore files | jq -r .plan) &&
+	test_expect_code 1 git venom-rollback --agent $AG $K3 --outside overwrite --restore files --plan $P 2>"$OUT/err" &&
+	grep "^error: the rollback failed and was undone" "$OUT/err" &&
+	grep "^hint: " "$OUT/err" >"$OUT/hint" &&
+	CMD=$(undo_cmd "$OUT/hint") &&
+	SAFE=$(venom_log | jq -r "select(.type == \"rollback.started\") | .safety") &&
+	test "$CMD" = "git venom-plan --agent $AG $SAFE --restore files --outside overwrite" &&
+	run_printed "$CMD" undone &&
+	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after"
+'
+
+test_done
