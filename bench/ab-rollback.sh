@@ -30,7 +30,7 @@ for i in $(seq "$ITER"); do
 		[ "$v" = old ] && bin=$OLD
 		k=$("$bin/git-venom-checkpoint" --reason manual --json | sed 's/.*"checkpoint":"\(k[0-9]*\)".*/\1/')
 		while IFS= read -r f; do echo "$v$i" >> "$f"; done < "$work/paths"
-		p=$("$bin/git-venom-plan" --json --outside=overwrite "$k" | sed 's/.*"plan":"\(p1-[0-9a-f]*\)".*/\1/')
+		p=$("$bin/git-venom-plan" --json --outside=overwrite "$k" | sed 's/.*"plan":"\(p[0-9]*-[0-9a-f]*\)".*/\1/')
 		/usr/bin/time -f "$v %U %S" -a -o "$out" "$bin/git-venom-rollback" "$k" --plan "$p" --outside=overwrite >/dev/null
 		while IFS= read -r f; do echo "b$v$i" >> "$f"; done < "$work/paths"
 		/usr/bin/time -f "base %U %S" -a -o "$out" sh -c 'git status --porcelain -z --untracked-files=all >/dev/null; xargs git checkout HEAD -- < "$1"' - "$work/paths"

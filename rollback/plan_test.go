@@ -2,8 +2,7 @@ package rollback_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,47 +10,94 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/plumbing"
 	"github.com/venom-org/git-venom/rollback"
 )
 
-// planID is RFC 7.2's id of a canonical JSON document, computed here from
-// the exact bytes.
-func planID(doc string) string {
-	sum := sha256.Sum256([]byte(doc))
-	return "p1-" + hex.EncodeToString(sum[:])[:16]
-}
-
-// TestDigest checks Digest against RFC 7.2's canonical JSON byte for byte:
-// the example's members in its order, no spaces, outside null when not
-// given, head null when unborn. The toolkit has one repo, named ".".
-func TestDigest(t *testing.T) {
+// TestPlanDocument checks the p2 plan id's document byte for byte against
+// one written by another encoder (python3's json.dumps with sort_keys,
+// no spaces and ensure_ascii off, which writes RFC 8785's form for these
+// types), and its id against the SHA-256 python3's hashlib gave: members
+// sorted at every level, files and left sorted by path, outside as given,
+// pathspec absent, a path that is not UTF-8 as U+FFFD with path_bytes,
+// and only the characters JSON must escape escaped (U+2028, U+2029 and
+// DEL as they are; the text \u2028 stays text).
+func TestPlanDocument(t *testing.T) {
 	t.Parallel()
-	const tree = "6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b"
-	const headOID = "8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"
-	for _, tc := range []struct {
-		name, checkpoint, restore, outside string
-		keepHead                           bool
-		head                               plumbing.OID
-		doc                                string
-	}{
-		{"RFC 7.2's example", "k2", "all", "", false, headOID,
-			`{"checkpoint":"k2","restore":"all","outside":null,"keep_head":false,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":"8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"}]}`},
-		{"choices given", "k12", "files", "keep", true, headOID,
-			`{"checkpoint":"k12","restore":"files","outside":"keep","keep_head":true,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":"8f3a1c9e5d7b2046a1c3e5f708192a3b4c5d6e7f"}]}`},
-		{"unborn HEAD", "k1", "files", "overwrite", false, "",
-			`{"checkpoint":"k1","restore":"files","outside":"overwrite","keep_head":false,"repos":[{"repo":".","tree":"6a1f0c2d3e4b5a69788f9e0d1c2b3a4f5e6d7c8b","head":null}]}`},
+	c, d, e, f := strings.Repeat("c", 40), strings.Repeat("d", 40), strings.Repeat("e", 40), strings.Repeat("f", 40)
+	t1 := "t1"
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k2", DryRun: true, Plan: "ignored", Restore: "all",
+		Conversation: rollback.Conversation{Rewinds: true, ThroughTurn: &t1, Drops: []string{"t2", "t3"}, Harness: "claude-code",
+			HarnessSession: "ignored: drawn from the id", Resume: []string{"ignored"}},
+		SharedWith: []string{}, Children: []string{}, Note: "ignored",
+		Repos: []rollback.Repo{{Repo: ".", Path: "/ignored", Commit: c, Tree: d,
+			Head: rollback.Head{Moves: true, From: &f, To: &e, Commits: 2},
+			Files: []rollback.File{
+				{Path: "sep\u2028\u2029 del\x7f ctl\x01\b\t\n\f\r \"q\" \\u2028", Change: "delete", Class: "turn"},
+				{Path: "n\xff.bin", Change: "modify", Class: "outside"},
+				{Path: "a/<b>&c.txt", Change: "create", Class: "agent"},
+			},
+			Left: []rollback.Left{
+				{Path: "notes.txt", Reason: "outside", Detail: "created after the last checkpoint"},
+				{Path: "big.bin", Reason: "too_big"},
+			},
+			IgnoredEdits: []string{"ignored"}}}}
+	doc := rollback.PlanDocument(res, false, rollback.Options{Outside: "keep", KeepHead: true, Restore: "all"})
+	want := "{\"agent\":\"a1\",\"checkpoint\":\"k2\",\"conversation\":{\"drops\":[\"t2\",\"t3\"],\"harness\":\"claude-code\",\"rewinds\":true,\"through_turn\":\"t1\"},\"guarded\":false,\"keep_head\":true,\"outside\":\"keep\",\"repos\":[{\"commit\":\"cccccccccccccccccccccccccccccccccccccccc\",\"files\":[{\"change\":\"create\",\"class\":\"agent\",\"path\":\"a/<b>&c.txt\"},{\"change\":\"modify\",\"class\":\"outside\",\"path\":\"n\ufffd.bin\",\"path_bytes\":\"bv8uYmlu\"},{\"change\":\"delete\",\"class\":\"turn\",\"path\":\"sep\u2028\u2029 del\u007f ctl\\u0001\\b\\t\\n\\f\\r \\\"q\\\" \\\\u2028\"}],\"head\":{\"commits\":2,\"from\":\"ffffffffffffffffffffffffffffffffffffffff\",\"moves\":true,\"to\":\"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee\"},\"left\":[{\"path\":\"big.bin\",\"reason\":\"too_big\"},{\"detail\":\"created after the last checkpoint\",\"path\":\"notes.txt\",\"reason\":\"outside\"}],\"repo\":\".\",\"tree\":\"dddddddddddddddddddddddddddddddddddddddd\"}],\"restore\":\"all\",\"shared_with\":[]}"
+	if string(doc) != want {
+		t.Errorf("PlanDocument =\n%s\nwant\n%s", doc, want)
+	}
+	if got := rollback.PlanID(doc); got != "p2-d650c21e04311c6e" {
+		t.Errorf("PlanID = %s, want p2-d650c21e04311c6e (python3 hashlib)", got)
+	}
+	// Every member the plan shows changes the id; what it only derives
+	// from the id (the new session), or does not show, does not.
+	base := rollback.PlanID(doc)
+	for name, change := range map[string]func(r *rollback.Result, o *rollback.Options, guarded *bool){
+		"agent":       func(r *rollback.Result, o *rollback.Options, g *bool) { r.Agent = "b1" },
+		"commit":      func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Commit = e },
+		"tree":        func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Tree = e },
+		"head.from":   func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Head.From = &d },
+		"head.moves":  func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Head.Moves = false },
+		"a class":     func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Files[2].Class = "turn" },
+		"a change":    func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Files[2].Change = "modify" },
+		"a left path": func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Left = r.Repos[0].Left[1:] },
+		"left reason": func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Left[1].Reason = "skip_worktree" },
+		"index":       func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Index = d },
+		"guarded":     func(r *rollback.Result, o *rollback.Options, g *bool) { *g = true },
+		"drops":       func(r *rollback.Result, o *rollback.Options, g *bool) { r.Conversation.Drops = []string{"t2"} },
+		"shared_with": func(r *rollback.Result, o *rollback.Options, g *bool) { r.SharedWith = []string{"b1"} },
+		"outside":     func(r *rollback.Result, o *rollback.Options, g *bool) { o.Outside = "" },
+		"keep_head":   func(r *rollback.Result, o *rollback.Options, g *bool) { o.KeepHead = false },
+		"restore":     func(r *rollback.Result, o *rollback.Options, g *bool) { r.Restore = "files" },
+		"-session":    func(r *rollback.Result, o *rollback.Options, g *bool) { r.Conversation.HarnessSession = "other" },
+		"-path":       func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].Path = "/other" },
+		"-ignored":    func(r *rollback.Result, o *rollback.Options, g *bool) { r.Repos[0].IgnoredEdits = nil },
+		"-order": func(r *rollback.Result, o *rollback.Options, g *bool) {
+			r.Repos[0].Left[0], r.Repos[0].Left[1] = r.Repos[0].Left[1], r.Repos[0].Left[0]
+		},
 	} {
-		got := rollback.Digest(tc.checkpoint, tc.restore, tc.outside, tc.keepHead, tree, tc.head)
-		if want := planID(tc.doc); got != want {
-			t.Errorf("%s: Digest = %s, want %s (SHA-256 of %s)", tc.name, got, want, tc.doc)
+		r := cloneResult(res)
+		o := rollback.Options{Outside: "keep", KeepHead: true, Restore: "all"}
+		g := false
+		change(r, &o, &g)
+		got := rollback.PlanID(rollback.PlanDocument(r, g, o))
+		if same := got == base; same != strings.HasPrefix(name, "-") {
+			t.Errorf("changing %s: id %s, the original's %s", name, got, base)
 		}
 	}
-	// The value computed outside Go (python3 hashlib), so the test does not
-	// only agree with itself.
-	if got := rollback.Digest("k2", "all", "", false, tree, headOID); got != "p1-f65dd0bc18a1af53" {
-		t.Errorf("Digest of RFC 7.2's example = %s", got)
+}
+
+// cloneResult is a deep copy of res, through its JSON.
+func cloneResult(res *rollback.Result) *rollback.Result {
+	b, err := json.Marshal(res)
+	if err != nil {
+		panic(err)
 	}
+	var out rollback.Result
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return &out
 }
 
 // TestPlanIDAndDryRun: a dry run's plan id is the digest of its checkpoint,
@@ -89,8 +135,11 @@ func TestPlanIDAndDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("plan %+v: %s", o, describe(err))
 		}
-		want := rollback.Digest("k1", o.Restore, o.Outside, o.KeepHead, string(s.Tree), plumbing.OID(headNow))
-		if res.Plan != want {
+		if r := res.Repos[0]; r.Tree != string(s.Tree) || r.Commit != f.r.Line("rev-parse", f.ref("k1")) || deref(r.Head.From) != headNow {
+			t.Errorf("plan %+v: tree %s commit %s head %v, want S's tree %s and HEAD %s and k1's commit", o, r.Tree, r.Commit, r.Head.From, s.Tree, headNow)
+		}
+		want := rollback.PlanID(rollback.PlanDocument(res, *res.Guarded, o))
+		if res.Plan != want || !strings.HasPrefix(res.Plan, "p2-") || len(res.Plan) != 19 {
 			t.Errorf("plan %+v: id %s, want %s", o, res.Plan, want)
 		}
 		if prev, dup := seen[res.Plan]; dup {

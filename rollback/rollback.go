@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -78,11 +77,21 @@ type Head struct {
 	Commits int     `json:"commits"`
 }
 
-// Repo is one member of the result's repos[].
+// Repo is one member of the result's repos[]. Commit (the checkpoint's
+// commit) and Tree (S's tree: the tree as the call found it, captured with
+// no ref) are the toolkit's additions, so that a client can recompute the
+// plan id from the result alone (PlanDocument).
 type Repo struct {
-	Repo         string   `json:"repo"`
-	Path         string   `json:"path"`
-	Head         Head     `json:"head"`
+	Repo   string `json:"repo"`
+	Path   string `json:"path"`
+	Commit string `json:"commit"`
+	Tree   string `json:"tree"`
+	Head   Head   `json:"head"`
+	// Index is the tree the user's index is set to when HEAD moves, when
+	// that is not HEAD's own tree: the staged state the rollback being
+	// undone found (rollback.started's index), given back by its undo.
+	// Absent otherwise.
+	Index        string   `json:"index,omitempty"`
 	Files        []File   `json:"files"`
 	Left         []Left   `json:"left"`
 	IgnoredEdits []string `json:"ignored_edits"`
@@ -204,11 +213,26 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 		return &p.res, nil
 	}
 	if o.Plan != p.digest {
-		return nil, rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint},
-			"the tree, HEAD or the choices changed since plan %s was made (now %s)", o.Plan, p.digest).
-			WithHint("run `git venom-plan %s` again and read the new plan before you confirm it", o.Checkpoint)
+		return nil, staleErr(o, p.digest)
 	}
 	return p.apply(ctx)
+}
+
+// staleErr is RFC 7.2's conflict.rollback_stale for a real call whose plan
+// is not the one the tree gives now (current). A plan id of an older
+// version (RFC 7.2's p1) is stale too, whatever it digests: it binds
+// neither the agent, the target commit nor the decisions the plan showed,
+// so no p1 plan can say what the real call would do; the message says so.
+func staleErr(o Options, current string) error {
+	again := fmt.Sprintf("run `git venom-plan --agent %s %s` again (with the same choices) and read the new plan before you confirm it", o.Agent, o.Checkpoint)
+	if v, _, ok := strings.Cut(o.Plan, "-"); ok && v != PlanVersion && len(v) >= 2 && v[0] == 'p' {
+		return rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint, "plan_version": v},
+			"plan %s is a %s plan id, which this version no longer accepts: it binds neither the agent, the target commit nor the decisions the plan showed (a %s plan id does)", o.Plan, v, PlanVersion).
+			WithHint("%s", again)
+	}
+	return rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint},
+		"the tree, HEAD, the choices or a decision of the plan changed since plan %s was made (now %s)", o.Plan, current).
+		WithHint("%s", again)
 }
 
 func pendingErr(agent string) error {
@@ -342,7 +366,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		return nil, err
 	}
 	tr := target.Rec.Repos[0]
-	repo := Repo{Repo: ".", Path: t.Path(), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
+	repo := Repo{Repo: ".", Path: t.Path(), Commit: tr.Commit, Tree: string(p.snap.Tree), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
 	cur := optOID(p.snap.Head)
 	repo.Head = Head{From: cur, To: cur}
 	if !p.guarded && !o.KeepHead {
@@ -557,7 +581,9 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		g := p.guarded
 		p.res.Guarded = &g
 	}
-	p.digest = Digest(target.ID(), o.Restore, o.Outside, o.KeepHead, string(p.snap.Tree), p.snap.Head)
+	// The id binds what the plan shows, so it is made from the result
+	// itself (RFC 7.2, version p2).
+	p.digest = PlanID(PlanDocument(&p.res, p.guarded, o))
 	if o.DryRun {
 		p.res.Plan = p.digest
 	}
@@ -643,31 +669,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// Digest is RFC 7.2's plan id: "p1-" and the first 16 hex digits of the
-// SHA-256 of the canonical JSON of the checkpoint, the choices and S's tree
-// and HEAD, with no spaces. outside is "" for "not given" (null).
-func Digest(checkpointID, restore, outside string, keepHead bool, tree string, head plumbing.OID) string {
-	type repo struct {
-		Repo string  `json:"repo"`
-		Tree string  `json:"tree"`
-		Head *string `json:"head"`
-	}
-	type doc struct {
-		Checkpoint string  `json:"checkpoint"`
-		Restore    string  `json:"restore"`
-		Outside    *string `json:"outside"`
-		KeepHead   bool    `json:"keep_head"`
-		Repos      []repo  `json:"repos"`
-	}
-	d := doc{Checkpoint: checkpointID, Restore: restore, KeepHead: keepHead, Repos: []repo{{Repo: ".", Tree: tree, Head: optOID(head)}}}
-	if outside != "" {
-		d.Outside = &outside
-	}
-	b, _ := json.Marshal(d)
-	sum := sha256.Sum256(b)
-	return "p1-" + hex.EncodeToString(sum[:])[:16]
 }
 
 // checkHead implements RFC 7.5's checks for an unguarded tree: HEAD goes

@@ -174,7 +174,7 @@ snapshot . >"$tmp/turn-end.snap"
 
 say "the turn went wrong. The plan: what going back to k1 would change (it writes nothing)"
 run git venom-plan --agent demo k1 | tee "$tmp/plan.out"
-plan=$(sed -n 's/^plan \(p1-[0-9a-f]*\):.*/\1/p' "$tmp/plan.out")
+plan=$(sed -n 's/^plan \(p[0-9]*-[0-9a-f]*\):.*/\1/p' "$tmp/plan.out")
 test -n "$plan" || { echo "demo: no plan id in the plan's output" >&2; exit 1; }
 
 say "a person read the plan; the rollback does exactly that, after a safety checkpoint"
@@ -191,7 +191,7 @@ run git status --short
 
 say "changed your mind? Undo the rollback: plan and roll back to the safety checkpoint $safety"
 run git venom-plan --agent demo "$safety" --restore files | tee "$tmp/undo-plan.out"
-plan=$(sed -n 's/^plan \(p1-[0-9a-f]*\):.*/\1/p' "$tmp/undo-plan.out")
+plan=$(sed -n 's/^plan \(p[0-9]*-[0-9a-f]*\):.*/\1/p' "$tmp/undo-plan.out")
 test -n "$plan" || { echo "demo: no plan id in the plan's output" >&2; exit 1; }
 run git venom-rollback --agent demo "$safety" --plan "$plan" --restore files
 

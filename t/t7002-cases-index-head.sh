@@ -158,7 +158,7 @@ test_expect_success 'BR-17: checkpoint refs point at commits, pass fsck, survive
 	git log --branches --tags --format=%H >"$OUT/log" && ! grep -i venom "$OUT/log" &&
 	git venom-checkpoint list --agent $AG --json >"$OUT/list.json" &&
 	test_json "$OUT/list.json" "[.checkpoints[] | select(.missing == true)] == []" &&
-	plan k1 >"$OUT/plan.json" && test_json "$OUT/plan.json" ".plan | startswith(\"p1-\")"
+	plan k1 >"$OUT/plan.json" && test_json "$OUT/plan.json" ".plan | startswith(\"p2-\")"
 '
 
 test_expect_success 'BR-18: refs stay refs/venom/checkpoints/<agent>/<n>, short; a bad agent id is invalid_params.agent' '

@@ -156,7 +156,7 @@ test_expect_success 'BR-44: losing the scratch dir loses nothing; a lost or move
 	cd "$TRASH_DIRECTORY/br44" && OUT="$TRASH_DIRECTORY/br44.out" &&
 	K3=$(ts) && echo line3 >>f.txt && K4=$(te) &&
 	rm -rf "$(git rev-parse --path-format=absolute --git-path venom/tmp)" &&
-	plan $K3 >"$OUT/plan.json" && test_json "$OUT/plan.json" ".plan | startswith(\"p1-\")" &&
+	plan $K3 >"$OUT/plan.json" && test_json "$OUT/plan.json" ".plan | startswith(\"p2-\")" &&
 	tree_state >"$OUT/tree.0" &&
 	git update-ref -d "$(ref $K3)" &&
 	venom_fails not_found.checkpoint "$OUT/gone.json" plan $K3 &&

@@ -23,7 +23,7 @@ test_expect_success 'BR-51: a checkpoint of a linked worktree is not_found.check
 	tree_state >"$OUT/main.1" && test_cmp "$OUT/main.0" "$OUT/main.1" &&
 	refs_state >"$OUT/refs.1" && test_cmp "$OUT/refs.0" "$OUT/refs.1" &&
 	(cd "$WT" && plan $K) >"$OUT/own.json" &&
-	test_json "$OUT/own.json" ".plan | startswith(\"p1-\")" ".repos[0].path == \"$WT\""
+	test_json "$OUT/own.json" ".plan | startswith(\"p2-\")" ".repos[0].path == \"$WT\""
 '
 
 test_expect_success 'BR-51: after the repository moved on disk its checkpoints are not_found.checkpoint, with the old tree' '

@@ -15,7 +15,7 @@ import (
 )
 
 const planUsage = "git venom-plan [--agent <id>] <k> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
-const rollbackUsage = "git venom-rollback [--agent <id>] <k> --plan <p1-…> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
+const rollbackUsage = "git venom-rollback [--agent <id>] <k> --plan <p2-…> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
 
 // rollbackFlags are the choices both commands take; they enter the plan id.
 type rollbackFlags struct {
