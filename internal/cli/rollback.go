@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/harness"
+	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/rollback"
@@ -130,100 +131,22 @@ func warnInterrupted(e *env, t *checkpoint.Tree, st *journal.State) {
 	}
 }
 
+// printPlan prints a plan as planview lays it out: the title and summary,
+// the rows (the person's first, directories folded to fit), the command
+// that resumes a rewound conversation, and the command that confirms it.
 func printPlan(e *env, res *rollback.Result, o rollback.Options) {
-	r := res.Repos[0]
-	guarded := res.Guarded != nil && *res.Guarded
-	fmt.Fprintf(e.Out, "plan %s: roll back %s to %s", res.Plan, res.Agent, res.Checkpoint)
-	if guarded {
-		fmt.Fprint(e.Out, " (guarded tree: HEAD and the index stay)")
+	v := planview.New(res, planview.Options{})
+	w := e.columns()
+	fmt.Fprintln(e.Out, planview.Fit(v.Summary.Title(), w))
+	for _, l := range v.Summary.Lines() {
+		fmt.Fprintln(e.Out, planview.Fit(l, w))
 	}
-	fmt.Fprintln(e.Out)
-	var outside, rest []rollback.File
-	for _, f := range r.Files {
-		if f.Class == rollback.ClassOutside {
-			outside = append(outside, f)
-		} else {
-			rest = append(rest, f)
-		}
+	if c := res.Conversation; len(c.Resume) > 0 {
+		fmt.Fprintf(e.Out, "  it continues in a new session %s: %s\n", c.HarnessSession, strings.Join(c.Resume, " "))
+	} else if c.Rewinds && res.Restore != "files" && rollback.ForksAtRollback(c.Harness) {
+		fmt.Fprintf(e.Out, "  the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy\n", c.Harness, orNone(c.ThroughTurn))
 	}
-	if len(outside) > 0 {
-		fmt.Fprintln(e.Out, "\nchanged outside the agent's turns (a person, or a gap):")
-		for _, f := range outside {
-			fmt.Fprintf(e.Out, "  ! %-7s %s\n", f.Change, quotePath(f.Path))
-		}
-	}
-	if len(rest) > 0 {
-		fmt.Fprintln(e.Out, "\nfiles:")
-		for _, f := range rest {
-			fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, quotePath(f.Path))
-		}
-	}
-	if len(r.Files) == 0 {
-		fmt.Fprintln(e.Out, "\nno file changes: the tree already matches")
-	}
-	var kept []rollback.Left
-	for _, l := range r.Left {
-		if l.Reason == "outside" {
-			kept = append(kept, l)
-		}
-	}
-	if len(kept) > 0 {
-		fmt.Fprintln(e.Out, "\nchanged outside the agent's turns, kept as they are:")
-		for _, l := range kept {
-			d := ""
-			if l.Detail != "" {
-				d = " (" + l.Detail + ")"
-			}
-			fmt.Fprintf(e.Out, "  ! %s%s\n", quotePath(l.Path), d)
-		}
-	}
-	if len(r.Left) > len(kept) {
-		fmt.Fprintln(e.Out, "\nleft as they are:")
-		for _, l := range r.Left {
-			if l.Reason == "outside" {
-				continue
-			}
-			d := ""
-			if l.Detail != "" {
-				d = " (" + l.Detail + ")"
-			}
-			fmt.Fprintf(e.Out, "    %-19s %s%s\n", l.Reason, quotePath(l.Path), d)
-		}
-	}
-	if len(r.IgnoredEdits) > 0 {
-		fmt.Fprintf(e.Out, "\nedited by the agent but ignored, so not restorable: %s\n", strings.Join(quotePaths(r.IgnoredEdits), ", "))
-	}
-	fmt.Fprintln(e.Out)
-	switch {
-	case r.Head.Moves:
-		if r.Head.Commits == 0 {
-			fmt.Fprintf(e.Out, "HEAD: moves forward from %s to %s, dropping no commit\n", short(deref(r.Head.From)), short(deref(r.Head.To)))
-		} else {
-			fmt.Fprintf(e.Out, "HEAD: moves from %s to %s, leaving %d commit(s) (still reachable from the safety checkpoint)\n", short(deref(r.Head.From)), short(deref(r.Head.To)), r.Head.Commits)
-		}
-	case r.Head.From != nil:
-		fmt.Fprintf(e.Out, "HEAD: stays at %s\n", short(*r.Head.From))
-	default:
-		fmt.Fprintln(e.Out, "HEAD: stays (no commit yet)")
-	}
-	c := res.Conversation
-	switch {
-	case res.Restore == "files":
-		fmt.Fprintln(e.Out, "conversation: stays; the agent is told the files were rolled back")
-	case c.Rewinds:
-		fmt.Fprintf(e.Out, "conversation: rewinds to %s, dropping %s\n", orNone(c.ThroughTurn), strings.Join(c.Drops, ", "))
-		if len(c.Resume) > 0 {
-			fmt.Fprintf(e.Out, "  it continues in a new session %s: %s\n", c.HarnessSession, strings.Join(c.Resume, " "))
-		}
-		if rollback.ForksAtRollback(c.Harness) && len(c.Resume) == 0 {
-			fmt.Fprintf(e.Out, "  the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy\n", c.Harness, orNone(c.ThroughTurn))
-		}
-	default:
-		fmt.Fprintln(e.Out, "conversation: nothing to rewind")
-	}
-	if len(res.SharedWith) > 0 {
-		fmt.Fprintf(e.Out, "shared with: %s (they get a note)\n", strings.Join(res.SharedWith, ", "))
-	}
+	printRows(e, v.Rows, w)
 	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
 	if o.Restore != "all" {
 		args = append(args, "--restore", o.Restore)
@@ -237,24 +160,37 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	fmt.Fprintf(e.Out, "\nto do it: %s\n", strings.Join(args, " "))
 }
 
-func printRollback(e *env, res *rollback.Result) {
-	r := res.Repos[0]
-	fmt.Fprintf(e.Out, "rolled back %s to %s: %d file(s)", res.Agent, res.Checkpoint, len(r.Files))
-	if r.Head.Moves {
-		fmt.Fprintf(e.Out, ", HEAD moved to %s", short(deref(r.Head.To)))
+// printRows prints rows after a blank line, in columns, each fitted to w
+// cells (0: no limit).
+func printRows(e *env, rows []planview.Row, w int) {
+	if len(rows) == 0 {
+		return
 	}
 	fmt.Fprintln(e.Out)
-	for _, f := range r.Files {
-		fmt.Fprintf(e.Out, "    %-7s %-8s %s\n", f.Change, f.Class, quotePath(f.Path))
+	cols := planview.ColumnsOf(rows)
+	for _, r := range rows {
+		fmt.Fprintln(e.Out, r.Cells(cols, w).String())
 	}
-	for _, l := range r.Left {
-		fmt.Fprintf(e.Out, "    left    %-19s %s\n", l.Reason, quotePath(l.Path))
+}
+
+// printRollback prints what a real call did: the title and summary, the
+// rows as the plan showed them, whether the tree is as planned, and the
+// safety checkpoint with the command that undoes it.
+func printRollback(e *env, res *rollback.Result) {
+	v := planview.New(res, planview.Options{})
+	w := e.columns()
+	fmt.Fprintln(e.Out, planview.Fit(v.Summary.Title(), w))
+	for _, l := range v.Summary.Lines() {
+		fmt.Fprintln(e.Out, planview.Fit(l, w))
 	}
+	printRows(e, v.Rows, w)
+	fmt.Fprintln(e.Out)
+	r := res.Repos[0]
 	conv := r.Converted
 	switch {
 	case len(conv) > 0:
 		fmt.Fprintf(e.Out, "not byte for byte: %d file(s) went through an end-of-line conversion or a filter, so their bytes may differ from what was captured: %s\n",
-			len(conv), strings.Join(quotePaths(conv), ", "))
+			len(conv), planview.FirstFew(conv, 5))
 	case res.Exact != nil && !*res.Exact && res.After == "":
 		fmt.Fprintln(e.Out, "warning: the rollback's own checkpoint could not be taken, so the result is not verified")
 	case res.Exact != nil && !*res.Exact:

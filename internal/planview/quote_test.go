@@ -1,7 +1,6 @@
-package cli
+package planview
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -9,10 +8,10 @@ import (
 	"github.com/venom-org/git-venom/internal/gittest"
 )
 
-// TestQuotePath: names print as they are unless a byte would make the line
+// TestQuote: names print as they are unless a byte would make the line
 // ambiguous; two names that differ only in bytes that are not UTF-8 print
 // apart.
-func TestQuotePath(t *testing.T) {
+func TestQuote(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"a.txt":          "a.txt",
@@ -29,17 +28,17 @@ func TestQuotePath(t *testing.T) {
 		`"lead`:          `"\"lead"`,
 		`b\s`:            `"b\\s"`,
 	} {
-		if got := quotePath(in); got != want {
-			t.Errorf("quotePath(%q) = %s, want %s", in, got, want)
+		if got := Quote(in); got != want {
+			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
 
-// TestQuotePathAsGit: quotePath quotes as git does: as `git ls-files` with
+// TestQuoteAsGit: Quote quotes as git does: as `git ls-files` with
 // core.quotePath=false for names that are UTF-8, and as with the default
 // core.quotePath=true for names of ASCII and bytes that are not UTF-8.
 // The names are only in the index, so any filesystem will do.
-func TestQuotePathAsGit(t *testing.T) {
+func TestQuoteAsGit(t *testing.T) {
 	t.Parallel()
 	r := gittest.New(t)
 	names := []string{"plain", "sp ace", "é.go", "t\tb", "n\nl", "a\x01\x1b\x7fz", `q"x`, `b\s`, "n\xff", "n\xfe", "x\x80\xc3"}
@@ -52,7 +51,7 @@ func TestQuotePathAsGit(t *testing.T) {
 		t.Fatalf("ls-files listed %d and %d names for %d", len(utf), len(full), len(names))
 	}
 	for i, n := range strings.Split(strings.TrimSuffix(r.Git("ls-files", "-z"), "\x00"), "\x00") {
-		got := quotePath(n)
+		got := Quote(n)
 		if utf8.ValidString(n) && got != utf[i] {
 			t.Errorf("%q: %s, git with core.quotePath=false prints %s", n, got, utf[i])
 		}
@@ -73,19 +72,4 @@ func hasMultibyteRune(s string) bool {
 		i += n
 	}
 	return false
-}
-
-// TestEditOutputJSON: `checkpoint edit --json` prints the record's shape
-// byte for byte for UTF-8 names, and paths_bytes for others.
-func TestEditOutputJSON(t *testing.T) {
-	t.Parallel()
-	turn := "t2"
-	b, _ := json.Marshal(editOutput{Agent: "claude-1", Turn: &turn, Paths: []string{"main.go"}, Path: "/tmp/project"})
-	if want := `{"agent":"claude-1","turn":"t2","paths":["main.go"],"path":"/tmp/project"}`; string(b) != want {
-		t.Errorf("%s, want %s", b, want)
-	}
-	b, _ = json.Marshal(editOutput{Agent: "a1", Paths: []string{"n\xff", "n\xfe"}, Path: "/t"})
-	if want := `{"agent":"a1","turn":null,"paths":["n\ufffd","n\ufffd"],"path":"/t","paths_bytes":["bv8=","bv4="]}`; string(b) != want {
-		t.Errorf("%s, want %s", b, want)
-	}
 }

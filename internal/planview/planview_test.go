@@ -1,0 +1,280 @@
+package planview
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/venom-org/git-venom/rollback"
+)
+
+// lines renders rows as the plan prints them, without a width limit.
+func lines(rows []Row) []string {
+	cols := ColumnsOf(rows)
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Cells(cols, 0).String()
+	}
+	return out
+}
+
+// test262 is the plan of issue 15: a turn deleted a 4,603-file directory
+// and generated 5,000 files in another, edited one file, and a person
+// edited one file between turns.
+func test262() rollback.Repo {
+	var r rollback.Repo
+	for i := 0; i < 4603; i++ {
+		r.Files = append(r.Files, rollback.File{Path: fmt.Sprintf("test/built-ins/Temporal/%s/%04d.js", []string{"Duration", "Instant", "PlainDate"}[i%3], i), Change: "create", Class: "turn"})
+	}
+	for i := 0; i < 5000; i++ {
+		r.Files = append(r.Files, rollback.File{Path: fmt.Sprintf("harness/gen/%d/t%04d.js", i%7, i), Change: "delete", Class: "turn"})
+	}
+	r.Files = append(r.Files,
+		rollback.File{Path: "test/built-ins/Array/length.js", Change: "modify", Class: "agent"},
+		rollback.File{Path: "zz-notes.md", Change: "modify", Class: "outside"})
+	r.Left = append(r.Left, rollback.Left{Path: "assets/big.bin", Reason: "too_big"})
+	return r
+}
+
+// TestRowsTest262: ten thousand paths fold into a handful of rows, the
+// person's first although its path sorts last, each folded directory the
+// highest whose paths share one change and class, with its count.
+func TestRowsTest262(t *testing.T) {
+	t.Parallel()
+	items := Items(test262())
+	if len(items) != 9606 {
+		t.Fatalf("%d items", len(items))
+	}
+	got := lines(Rows(items, Options{}))
+	want := []string{
+		"! modify  outside  zz-notes.md",
+		"  delete  turn     harness/gen/  (5,000 files)",
+		"  modify  agent    test/built-ins/Array/length.js",
+		"  create  turn     test/built-ins/Temporal/  (4,603 files)",
+		"  left    too_big  assets/big.bin",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRowsRowsHoldTheirItems: a folded row's Items are exactly the paths
+// below its directory, and every item is in exactly one row.
+func TestRowsRowsHoldTheirItems(t *testing.T) {
+	t.Parallel()
+	items := Items(test262())
+	seen := map[string]int{}
+	for _, r := range Rows(items, Options{}) {
+		if r.Count != len(r.Items) {
+			t.Errorf("%s: count %d, %d items", r.Path, r.Count, len(r.Items))
+		}
+		for _, it := range r.Items {
+			seen[it.Path]++
+			if r.Dir && !strings.HasPrefix(it.Path, r.Path) {
+				t.Errorf("%s is in the row of %s", it.Path, r.Path)
+			}
+			if it.label() != r.label() {
+				t.Errorf("%s (%v) is in the row of %s (%v)", it.Path, it.label(), r.Path, r.label())
+			}
+		}
+	}
+	for _, it := range items {
+		if seen[it.Path] != 1 {
+			t.Errorf("%s is in %d rows", it.Path, seen[it.Path])
+		}
+	}
+}
+
+// TestRowsSmallPlanListsAll: a plan that fits its budget lists every path,
+// even in a directory all of whose paths share a label.
+func TestRowsSmallPlanListsAll(t *testing.T) {
+	t.Parallel()
+	var items []Item
+	for i := 0; i < 5; i++ {
+		items = append(items, Item{Path: fmt.Sprintf("src/f%d.go", i), Change: "delete", Class: "turn"})
+	}
+	if got := Rows(items, Options{}); len(got) != 5 {
+		t.Errorf("%d rows, want 5: %v", len(got), lines(got))
+	}
+	if got := Rows(items, Options{Budget: 2}); len(got) != 5 {
+		// All five are in src/, the directory that holds every item:
+		// it never folds, so a narrowed plan shows its insides.
+		t.Errorf("%d rows, want 5: %v", len(got), lines(got))
+	}
+}
+
+// TestRowsMixedDirectoryDoesNotFold: a directory with one path of another
+// label does not fold as a whole; its uniform subdirectories do, and the
+// odd path keeps its own row.
+func TestRowsMixedDirectoryDoesNotFold(t *testing.T) {
+	t.Parallel()
+	var items []Item
+	for i := 0; i < 30; i++ {
+		items = append(items, Item{Path: fmt.Sprintf("gen/a/%02d", i), Change: "create", Class: "turn"})
+		items = append(items, Item{Path: fmt.Sprintf("gen/b/%02d", i), Change: "create", Class: "turn"})
+	}
+	items = append(items, Item{Path: "gen/b/zz", Change: "create", Class: "agent"}, Item{Path: "top", Change: "modify", Class: "turn"})
+	got := lines(Rows(items, Options{Budget: 10}))
+	want := []string{
+		"  create  turn     gen/a/  (30 files)",
+		"  create  agent    gen/b/zz",
+		"  modify  turn     top",
+	}
+	// gen/b/ holds 30 turn paths and one agent path: it cannot fold, and
+	// its 30 are files of gen/b/ itself, so they stay one row each.
+	if len(got) != 33 || got[0] != want[0] || got[31] != want[1] || got[32] != want[2] {
+		t.Errorf("rows:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestRowsBiggestFirst: folding stops once the rows fit, and folds the
+// biggest directories first.
+func TestRowsBiggestFirst(t *testing.T) {
+	t.Parallel()
+	var items []Item
+	for i := 0; i < 40; i++ {
+		items = append(items, Item{Path: fmt.Sprintf("big/%02d", i), Change: "delete", Class: "turn"})
+	}
+	for i := 0; i < 15; i++ {
+		items = append(items, Item{Path: fmt.Sprintf("small/%02d", i), Change: "create", Class: "agent"})
+	}
+	got := Rows(items, Options{}) // 55 items, budget 50: folding big/ is enough
+	if len(got) != 16 || !got[0].Dir || got[0].Path != "big/" || got[0].Count != 40 || got[1].Dir {
+		t.Errorf("rows:\n%s", strings.Join(lines(got), "\n"))
+	}
+	if got := Rows(items, Options{Budget: 10}); len(got) != 2 {
+		t.Errorf("budget 10: rows:\n%s", strings.Join(lines(got), "\n"))
+	}
+	if got := Rows(items, Options{Budget: -1}); len(got) != 55 {
+		t.Errorf("budget -1 folded: %d rows", len(got))
+	}
+}
+
+// TestRowsLeftDetail: left paths fold only with the same reason and
+// detail, and the detail shows in the row.
+func TestRowsLeftDetail(t *testing.T) {
+	t.Parallel()
+	var items []Item
+	for i := 0; i < 60; i++ {
+		items = append(items, Item{Path: fmt.Sprintf("out/%02d.o", i), Change: Left, Class: "outside", Detail: "created after the last checkpoint"})
+	}
+	items = append(items, Item{Path: "vendor/lib", Change: Left, Class: "gitlink", Detail: "0123456789abcdef"})
+	got := lines(Rows(items, Options{}))
+	want := []string{
+		"! left    outside  out/  (60 files; created after the last checkpoint)",
+		"  left    gitlink  vendor/lib  (0123456789abcdef)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestItemsOrder: the person's paths first whatever --outside made of
+// them (restored: class outside; kept: left with reason outside), then
+// the changes, then the paths left.
+func TestItemsOrder(t *testing.T) {
+	t.Parallel()
+	r := rollback.Repo{
+		Files: []rollback.File{{Path: "a", Change: "delete", Class: "turn"}, {Path: "z", Change: "modify", Class: "outside"}},
+		Left:  []rollback.Left{{Path: "b", Reason: "too_big"}, {Path: "y", Reason: "outside"}},
+	}
+	var got []string
+	for _, it := range Items(r) {
+		got = append(got, it.Path)
+	}
+	if want := []string{"y", "z", "a", "b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+// TestCellsFit: a line wider than asked loses the start of its path (the
+// end stays readable); the suffix and columns stay; no line is wider.
+func TestCellsFit(t *testing.T) {
+	t.Parallel()
+	r := Row{Item: Item{Path: "test/built-ins/Temporal/PlainDate/", Change: "delete", Class: "turn"}, Dir: true, Count: 4603}
+	cols := ColumnsOf([]Row{r})
+	full := r.Cells(cols, 0).String()
+	if full != "  delete  turn     test/built-ins/Temporal/PlainDate/  (4,603 files)" {
+		t.Errorf("full: %q", full)
+	}
+	for w := 1; w <= len(full)+2; w++ {
+		got := r.Cells(cols, w).String()
+		if Width(got) > w {
+			t.Errorf("width %d: %q is %d wide", w, got, Width(got))
+		}
+	}
+	if got := r.Cells(cols, 50).String(); got != "  delete  turn     ...al/PlainDate/  (4,603 files)" {
+		t.Errorf("width 50: %q", got)
+	}
+	wide := Row{Item: Item{Path: "文档/说明书.md", Change: "create", Class: "agent"}, Count: 1}
+	if got := wide.Cells(cols, 29).String(); Width(got) > 29 || !strings.HasSuffix(got, "书.md") {
+		t.Errorf("wide: %q (%d cells)", got, Width(got))
+	}
+}
+
+func TestFitAndWidth(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"hello world", 0, "hello world"},
+		{"hello world", 11, "hello world"},
+		{"hello world", 8, "hello..."},
+		{"hello", 2, ".."},
+		{"日本語のファイル", 9, "日本語..."},
+	} {
+		if got := Fit(c.in, c.w); got != c.want {
+			t.Errorf("Fit(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+	if Width("é") != 1 || Width("e\u0301") != 1 || Width("日本") != 4 || Width("abc") != 3 {
+		t.Errorf("widths: %d %d %d %d", Width("é"), Width("e\u0301"), Width("日本"), Width("abc"))
+	}
+}
+
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 4603: "4,603", 150000: "150,000", 1234567: "1,234,567", -4603: "-4,603"} {
+		if got := Number(n); got != want {
+			t.Errorf("Number(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestSummaryTest262: the summary counts by change, by class and by
+// reason, and says what happens to HEAD and the conversation, in a few
+// lines.
+func TestSummaryTest262(t *testing.T) {
+	t.Parallel()
+	head := "d30b367af9d30b367af9d30b367af9d30b367af9"
+	through := "t1"
+	g := true
+	repo := test262()
+	repo.Head = rollback.Head{From: &head, To: &head}
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k3", DryRun: true, Plan: "p1-0123456789abcdef", Restore: "all", Guarded: &g,
+		Conversation: rollback.Conversation{Rewinds: true, ThroughTurn: &through, Drops: []string{"t2", "t3"}},
+		Repos:        []rollback.Repo{repo}}
+	v := New(res, Options{})
+	got := append([]string{v.Summary.Title()}, v.Summary.Lines()...)
+	want := []string{
+		"plan p1-0123456789abcdef: roll back a1 to k3 (guarded tree: HEAD and the index stay)",
+		"change:       9,605 paths: 4,603 create, 2 modify, 5,000 delete",
+		"by class:     1 outside (!), 1 agent, 9,603 turn",
+		"left:         1 path as it is: 1 too_big",
+		"HEAD:         stays at d30b367af9",
+		"conversation: rewinds to t1, dropping t2, t3",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(v.Rows) != 5 || len(v.Items) != 9606 {
+		t.Errorf("%d rows, %d items", len(v.Rows), len(v.Items))
+	}
+	only := v.Filter(func(it Item) bool { return it.Person() }, Options{})
+	if len(only) != 1 || only[0].Path != "zz-notes.md" {
+		t.Errorf("filter: %v", lines(only))
+	}
+}

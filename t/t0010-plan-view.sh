@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+
+test_description='the plan and the rollback a person reads: a summary, folded directories, the person first, lines that fit'
+
+. "$(dirname "$0")/test-lib.sh"
+
+# plan_text K ARGS...: the plan's text with the plan id made stable.
+plan_text () {
+	git venom-plan --agent a1 "$@" | sed "s/p1-[0-9a-f]\{16\}/p1-X/g; s/p2-[0-9a-f]\{16,\}/p2-X/g"
+}
+
+test_expect_success 'setup: a turn deletes a 4,603-file directory and generates 5,000 files; a person edits one' '
+	perl -e "
+		mkdir q(test); mkdir q(test/built-ins); mkdir q(test/built-ins/Temporal);
+		for my \$d (qw(Duration Instant PlainDate)) { mkdir qq(test/built-ins/Temporal/\$d) }
+		for my \$i (1..4603) {
+			my \$d = (qw(Duration Instant PlainDate))[\$i % 3];
+			open my \$f, q(>), qq(test/built-ins/Temporal/\$d/t\$i.js) or die; print \$f qq(\$i\n);
+		}
+	" &&
+	echo "length" >array-length.js &&
+	echo "# notes" >zz-notes.md &&
+	git add -A && test_tick && git commit -q -m test262 &&
+	git venom-checkpoint --agent a1 --reason turn_start --json >k1.json &&
+	rm -r test/built-ins/Temporal &&
+	perl -e "
+		mkdir q(harness); mkdir q(harness/gen);
+		for my \$i (1..5000) {
+			my \$d = q(harness/gen/) . (\$i % 7); mkdir \$d;
+			open my \$f, q(>), qq(\$d/g\$i.js) or die; print \$f qq(\$i\n);
+		}
+	" &&
+	echo "length 2" >array-length.js &&
+	git venom-checkpoint --agent a1 --reason turn_end --json >k2.json &&
+	echo "a person was here" >>zz-notes.md
+'
+
+test_expect_success 'the plan of ten thousand paths: the summary, then a few rows, the person first' '
+	plan_text k1 --outside overwrite >out &&
+	cat >expect <<-\EOF &&
+	plan p2-X: roll back a1 to k1 (guarded tree: HEAD and the index stay)
+	change:       9,605 paths: 4,603 create, 2 modify, 5,000 delete
+	by class:     1 outside (!), 9,604 turn
+	HEAD:         stays at 9f0b7c1c63
+	conversation: rewinds to before the first turn, dropping t1
+
+	! modify  outside  zz-notes.md
+	  modify  turn     array-length.js
+	  delete  turn     harness/gen/  (5,000 files)
+	  create  turn     test/built-ins/Temporal/  (4,603 files)
+
+	to do it: git venom-rollback --agent a1 k1 --plan p2-X --outside overwrite
+	EOF
+	HEAD=$(git rev-parse --short=10 HEAD) &&
+	sed "s/9f0b7c1c63/$HEAD/" expect >expect.out &&
+	test_cmp expect.out out
+'
+
+test_expect_success 'with --outside keep the person stays first, as a path left as it is' '
+	plan_text k1 --outside keep >out &&
+	sed -n "/^left:/p; /^!/p" out >actual &&
+	cat >expect <<-\EOF &&
+	left:         1 path as it is: 1 outside (!)
+	! left    outside  zz-notes.md
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'no line is wider than COLUMNS; the path loses its start, its end stays' '
+	COLUMNS=40 git venom-plan --agent a1 k1 --outside overwrite >out &&
+	awk "length(\$0) > 40 && !/^to do it:/ { print; bad = 1 } END { exit bad }" out &&
+	grep "^  create  turn     \.\.\..*Temporal/  (4,603)$" out &&
+	COLUMNS=200 git venom-plan --agent a1 k1 --outside overwrite >out &&
+	grep "^  create  turn     test/built-ins/Temporal/  (4,603 files)$" out
+'
+
+test_expect_success 'the JSON keeps every path' '
+	git venom-plan --agent a1 k1 --outside overwrite --json >plan.json &&
+	test_json plan.json ".repos[0].files | length == 9605"
+'
+
+test_expect_success 'the rollback prints the same few rows, not ten thousand lines' '
+	P=$(jq -r .plan plan.json) &&
+	git venom-rollback --agent a1 k1 --plan $P --outside overwrite >out &&
+	test_line_count -lt 20 out &&
+	grep "^rolled back a1 to k1$" out &&
+	grep "^changed:      9,605 paths: 4,603 create, 2 modify, 5,000 delete$" out &&
+	grep "^  delete  turn     harness/gen/  (5,000 files)$" out &&
+	grep "^! modify  outside  zz-notes.md$" out &&
+	grep "^verified: the tree is as planned (k4)$" out &&
+	test_path_is_file test/built-ins/Temporal/Instant/t1.js &&
+	test_path_is_missing harness
+'
+
+test_done
