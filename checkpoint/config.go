@@ -23,6 +23,10 @@ type Config struct {
 	KeepSafety    time.Duration
 	Timeout       time.Duration
 	RollbackNote  string
+	// ToolCalls is venom.checkpoints.toolCalls: which tool calls a hook
+	// takes a mid-turn checkpoint before (ToolCallsShell, ToolCallsAll,
+	// ToolCallsOff; git-venom-hook(1) says why the default is what it is).
+	ToolCalls string
 	// ModesFromDisk is core.fileMode and core.symlinks both true (git's
 	// defaults), read in the same call: plumbing.Repo.KnowModesFromDisk.
 	ModesFromDisk bool
@@ -30,6 +34,13 @@ type Config struct {
 	// the files (rollback's permission bits, CASES BR-41).
 	ExecFromDisk bool
 }
+
+// The values of venom.checkpoints.toolCalls.
+const (
+	ToolCallsShell = "shell"
+	ToolCallsAll   = "all"
+	ToolCallsOff   = "off"
+)
 
 // DefaultRollbackNote is RFC 11.5's checkpoints.rollback_note.
 const DefaultRollbackNote = "Note: the files were rolled back to their state {when}. Changes made after that point are gone, and what you remember of them may no longer be true. Read the files before you rely on them."
@@ -45,6 +56,7 @@ func Defaults() Config {
 		KeepSafety:    30 * 24 * time.Hour,
 		Timeout:       30 * time.Second,
 		RollbackNote:  DefaultRollbackNote,
+		ToolCalls:     ToolCallsShell,
 		ModesFromDisk: true,
 		ExecFromDisk:  true,
 	}
@@ -110,8 +122,30 @@ func (c *Config) set(key, v string) error {
 		c.Timeout, err = ParseDuration(v)
 	case "venom.checkpoints.rollbacknote":
 		c.RollbackNote = v
+	case "venom.checkpoints.toolcalls":
+		c.ToolCalls, err = parseToolCalls(v)
 	}
 	return err
+}
+
+// parseToolCalls reads venom.checkpoints.toolCalls: shell, all or off
+// (true and false, as git spells booleans, are shell and off).
+func parseToolCalls(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case ToolCallsShell:
+		return ToolCallsShell, nil
+	case ToolCallsAll:
+		return ToolCallsAll, nil
+	case ToolCallsOff:
+		return ToolCallsOff, nil
+	}
+	if b, err := parseBool(v); err == nil {
+		if b {
+			return ToolCallsShell, nil
+		}
+		return ToolCallsOff, nil
+	}
+	return "", fmt.Errorf("%q is not shell, all or off", v)
 }
 
 func parseBool(v string) (bool, error) {

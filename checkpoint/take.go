@@ -61,9 +61,14 @@ type Harness struct {
 // records its target's through_turn). Locked means the caller already holds
 // the agent and tree locks (a rollback's own captures).
 type TakeOptions struct {
-	Agent       string
-	Reason      string
-	Label       string
+	Agent  string
+	Reason string
+	Label  string
+	// LabelNew gives Label to a new checkpoint only: a reused one keeps
+	// its own label, and the reuse record has none (a per-tool-call
+	// checkpoint that found nothing changed must not rename the turn's
+	// start "before Bash: ls").
+	LabelNew    bool
 	Isolation   string
 	Harness     Harness
 	ThroughTurn **string
@@ -151,16 +156,20 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	at := journal.Timestamp(journal.Now())
 
 	if latest := a.Latest(); latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, snap) {
+		label := o.Label
+		if o.LabelNew {
+			label = ""
+		}
 		rec := journal.Reused{Agent: o.Agent, Checkpoint: latest.ID(), Reason: o.Reason, Turn: turn,
-			ThroughTurn: through, At: at, Label: o.Label, Path: t.Path()}
+			ThroughTurn: through, At: at, Label: label, Path: t.Path()}
 		setCheckpoint(post, latest.ID())
 		entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointReused, Body: rec}), post...)
 		if _, err := t.Log.Append(entries...); err != nil {
 			return nil, LogError(err, "logging the capture (it found checkpoint %s unchanged)", latest.ID())
 		}
 		out := latest.Rec
-		if o.Label != "" {
-			out.Label = o.Label
+		if label != "" {
+			out.Label = label
 		} else {
 			out.Label = latest.Label
 		}

@@ -25,6 +25,8 @@ import (
 //	PostToolUse Write|Edit|MultiEdit|NotebookEdit
 //	                                  edit record of tool_input.file_path or
 //	                                  notebook_path (always absolute)
+//	PreToolUse                        a mid-turn checkpoint before the call
+//	                                  (venom.checkpoints.toolCalls)
 //	Stop, StopFailure                 turn_end with harness_end, the uuid of
 //	                                  the transcript's last assistant entry
 //	SessionEnd                        turn_end of a turn left open (an
@@ -40,6 +42,8 @@ var claudeCode = &Harness{
 	parse:      parseClaude,
 	note:       plainNote,
 	end:        claudeEnd,
+	preTool:    "PreToolUse",
+	shellTools: []string{"Bash", "PowerShell"},
 	install: installSpec{
 		file: map[string]scopePath{
 			"local":   {root: ".claude/settings.local.json"},
@@ -72,6 +76,8 @@ func parseClaude(data []byte) (*Event, error) {
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "Stop", "StopFailure"):
 		ev.Kind = TurnEnd
+	case is(p.HookEventName, "PreToolUse"):
+		p.preTool(ev)
 	case is(p.HookEventName, "PostToolUse") && is(p.ToolName, claudeEditTools...):
 		ev.Kind = Edit
 		ev.Paths = toolPaths(p.ToolInput, "file_path", "notebook_path")

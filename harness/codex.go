@@ -10,6 +10,9 @@ import (
 //
 //	SessionStart              session bookkeeping
 //	UserPromptSubmit          turn_start (harness_turn: turn_id); the note
+//	PreToolUse                a mid-turn checkpoint before the call
+//	                          (venom.checkpoints.toolCalls; the shell
+//	                          tool is tool_name Bash in codex 0.171)
 //	PostToolUse apply_patch   edit record of the paths in the patch headers
 //	Stop                      turn_end (harness_turn: turn_id, which the
 //	                          app-server's thread/fork takes as lastTurnId)
@@ -27,8 +30,10 @@ var codex = &Harness{
 	// never to a hook (seen with codex 0.171: a hook's environment has
 	// CODEX_HOME and CODEX_MANAGED_BY_NPM, no thread id), and every hook
 	// event carries session_id.
-	parse: parseCodex,
-	note:  plainNote,
+	parse:      parseCodex,
+	note:       plainNote,
+	preTool:    "PreToolUse",
+	shellTools: []string{"Bash"},
 	install: installSpec{
 		file: map[string]scopePath{
 			"project": {root: ".codex/hooks.json"},
@@ -42,10 +47,6 @@ var codex = &Harness{
 			{Event: "UserPromptSubmit", Capture: true},
 			{Event: "PostToolUse", Matcher: "apply_patch", Capture: true},
 			{Event: "Stop", Capture: true},
-		},
-		after: []string{
-			"Codex runs a new or changed hook only after you trust it: start codex in this repository,",
-			"open /hooks, and trust the 'git-venom-hook codex' entries (once, and again after any change).",
 		},
 	},
 }
@@ -81,6 +82,8 @@ func parseCodex(data []byte) (*Event, error) {
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "Stop", "Interrupt"):
 		ev.Kind = TurnEnd
+	case is(p.HookEventName, "PreToolUse"):
+		p.preTool(ev)
 	case is(p.HookEventName, "PostToolUse"):
 		patch := codexPatch(p.ToolInput)
 		if is(p.ToolName, "apply_patch") || strings.Contains(patch, "*** Begin Patch") {

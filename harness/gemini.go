@@ -6,6 +6,8 @@ import "encoding/json"
 //
 //	SessionStart                 session bookkeeping
 //	BeforeAgent                  turn_start; the note as additionalContext
+//	BeforeTool                   a mid-turn checkpoint before the call
+//	                             (venom.checkpoints.toolCalls)
 //	AfterTool write_file|replace edit record of tool_input.file_path
 //	AfterAgent                   turn_end
 //	SessionEnd                   turn_end of a turn left open
@@ -20,6 +22,8 @@ var gemini = &Harness{
 	sessionEnv: []string{"GEMINI_SESSION_ID"},
 	parse:      parseGemini,
 	note:       geminiNote,
+	preTool:    "BeforeTool",
+	shellTools: []string{"run_shell_command"},
 	install: installSpec{
 		file: map[string]scopePath{
 			"project": {root: ".gemini/settings.json"},
@@ -54,6 +58,8 @@ func parseGemini(data []byte) (*Event, error) {
 		ev.Kind = TurnStart
 	case is(p.HookEventName, "AfterAgent"):
 		ev.Kind = TurnEnd
+	case is(p.HookEventName, "BeforeTool"):
+		p.preTool(ev)
 	case is(p.HookEventName, "AfterTool") && is(p.ToolName, geminiEditTools...):
 		ev.Kind = Edit
 		ev.Paths = toolPaths(p.ToolInput, "file_path", "absolute_path", "path")

@@ -37,9 +37,13 @@ const (
 	Edit
 	SessionStart
 	SessionEnd
+	// PreTool is a tool call about to run (Claude Code and Codex
+	// PreToolUse, Gemini CLI BeforeTool): a mid-turn checkpoint before it,
+	// as venom.checkpoints.toolCalls says.
+	PreTool
 )
 
-var kindNames = [...]string{"ignore", "turn_start", "turn_end", "edit", "session_start", "session_end"}
+var kindNames = [...]string{"ignore", "turn_start", "turn_end", "edit", "session_start", "session_end", "pre_tool"}
 
 // String is the kind's name, as the log's reasons spell the turn kinds.
 func (k Kind) String() string {
@@ -73,6 +77,10 @@ type Event struct {
 	// Source is SessionStart's source (startup, resume, clear, compact,
 	// fork), SessionEnd's reason, or Cursor stop's status.
 	Source string
+	// Tool is a PreTool event's tool name as the harness spells it (Bash,
+	// run_shell_command, apply_patch, Read); ToolInput a one-line summary
+	// of what it runs: the shell command's first line, or the file path.
+	Tool, ToolInput string
 }
 
 // Harness is one supported harness: its names, how it encodes events and
@@ -99,9 +107,19 @@ type Harness struct {
 	// transcript entry); nil when the harness has no such id.
 	// When the transcript lags, it returns no id but where a rollback can
 	// find it later (ResolveEnd).
-	end     func(ctx context.Context, ev *Event) (string, *journal.EndPending, error)
-	install installSpec
+	end func(ctx context.Context, ev *Event) (string, *journal.EndPending, error)
+	// preTool is the hook event that fires before a tool call, and
+	// shellTools the tool names of its shell tools (per-tool-call
+	// checkpoints); "" when the harness has none the toolkit uses.
+	preTool    string
+	shellTools []string
+	install    installSpec
 }
+
+// Shell reports whether tool is one of h's shell tools (Claude Code's Bash,
+// Codex's Bash, Gemini CLI's run_shell_command), whose commands can change
+// any file without an edit record.
+func (h *Harness) Shell(tool string) bool { return is(tool, h.shellTools...) }
 
 var all = []*Harness{claudeCode, codex, gemini, cursor}
 
@@ -192,6 +210,47 @@ type payload struct {
 	WorkspaceRoots []string `json:"workspace_roots"`
 	FilePath       string   `json:"file_path"`
 	Status         string   `json:"status"`
+}
+
+// preTool makes p's event a PreTool one: the tool and a summary of its
+// input.
+func (p *payload) preTool(ev *Event) {
+	ev.Kind, ev.Tool, ev.ToolInput = PreTool, p.ToolName, toolSummary(p.ToolInput)
+}
+
+// toolSummary is one line saying what a tool call's input runs: a shell
+// command's first line (a string, or an argv joined), else a file path,
+// else "". It is cut at 80 characters.
+func toolSummary(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	s := ""
+	for _, k := range []string{"command", "cmd", "file_path", "notebook_path", "absolute_path", "path", "pattern"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		var str string
+		var argv []string
+		if json.Unmarshal(v, &str) == nil && str != "" {
+			s = str
+			break
+		}
+		if json.Unmarshal(v, &argv) == nil && len(argv) > 0 {
+			s = strings.Join(argv, " ")
+			break
+		}
+	}
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
 }
 
 // decode reads a hook payload into into: it must be one JSON object.

@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
+	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 )
 
@@ -78,6 +80,10 @@ type InstallOptions struct {
 	Getenv func(string) string
 	// CaptureTimeout is venom.checkpoints.timeout (default 30s).
 	CaptureTimeout time.Duration
+	// ToolCalls is venom.checkpoints.toolCalls: shell installs the
+	// harness's pre-tool hook for its shell tools, all for every tool,
+	// off none (and removes ours); "" is the default.
+	ToolCalls string
 }
 
 // Entry is one of our hooks in a settings file. Timeout is in the file's
@@ -209,7 +215,10 @@ func (h *Harness) change(o InstallOptions, remove bool) (*Change, error) {
 		}
 		root = o
 	}
-	m := merger{h: h, timeout: hookTimeout(o.CaptureTimeout)}
+	m := merger{h: h, timeout: hookTimeout(o.CaptureTimeout), toolCalls: o.ToolCalls}
+	if m.toolCalls == "" {
+		m.toolCalls = checkpoint.Defaults().ToolCalls
+	}
 	if remove {
 		c.Changed, c.Entries, err = m.remove(root)
 	} else {
@@ -281,8 +290,24 @@ func writeAtomic(path string, data []byte) error {
 
 // merger adds or removes our entries in a decoded settings file.
 type merger struct {
-	h       *Harness
-	timeout int // seconds, for entries that capture
+	h         *Harness
+	timeout   int    // seconds, for entries that capture
+	toolCalls string // venom.checkpoints.toolCalls
+}
+
+// entries are the hooks to install: the harness's own, and its pre-tool
+// hook as toolCalls says (shell: matching its shell tools; all: every
+// tool, no matcher; off: none).
+func (m merger) entries() []hookEntry {
+	out := m.h.install.entries
+	if m.h.preTool == "" || m.toolCalls == checkpoint.ToolCallsOff {
+		return out
+	}
+	e := hookEntry{Event: m.h.preTool, Capture: true}
+	if m.toolCalls != checkpoint.ToolCallsAll {
+		e.Matcher = strings.Join(m.h.shellTools, "|")
+	}
+	return append(append([]hookEntry(nil), out...), e)
 }
 
 // handler is our handler object for e, as it should be in the file.
@@ -384,7 +409,18 @@ func (m merger) add(root *object) (changed bool, entries []Entry, err error) {
 	if err != nil {
 		return false, nil, err
 	}
-	for _, e := range m.h.install.entries {
+	if m.h.preTool != "" && m.toolCalls == checkpoint.ToolCallsOff {
+		// Per-tool-call checkpoints are off: our pre-tool hook goes.
+		if c, _, err := m.remove(root, m.h.preTool); err != nil {
+			return false, nil, err
+		} else if c {
+			changed = true
+		}
+		if hooks, err = hooksObject(root, true); err != nil {
+			return false, nil, err
+		}
+	}
+	for _, e := range m.entries() {
 		want, entry := m.handler(e)
 		entries = append(entries, entry)
 		list, err := eventList(hooks, e.Event)
@@ -498,12 +534,17 @@ func sameValue(a, b any) bool {
 	return bytes.Equal(encodeJSON(a), encodeJSON(b))
 }
 
-func (m merger) remove(root *object) (changed bool, removed []Entry, err error) {
+// remove takes our handlers out of root's hooks: under every event, or
+// under only the events named.
+func (m merger) remove(root *object, only ...string) (changed bool, removed []Entry, err error) {
 	hooks, err := hooksObject(root, false)
 	if err != nil || hooks == nil {
 		return false, nil, err
 	}
 	for _, event := range append([]string(nil), hooks.keys...) {
+		if len(only) > 0 && !slices.Contains(only, event) {
+			continue
+		}
 		list, ok := hooks.vals[event].([]any)
 		if !ok {
 			continue

@@ -169,16 +169,18 @@ func TestInstallRoundTripKeepsOtherHooks(t *testing.T) {
 	want := map[string][]string{
 		"claude-code": {"SessionStart[]=git-venom-hook claude-code", "UserPromptSubmit[]=git-venom-hook claude-code",
 			"PostToolUse[Bash]=./scripts/log-bash.sh", "PostToolUse[Write|Edit|MultiEdit|NotebookEdit]=git-venom-hook claude-code",
-			"Stop[]=say done", "Stop[]=git-venom-hook claude-code", "StopFailure[]=git-venom-hook claude-code", "SessionEnd[]=git-venom-hook claude-code"},
+			"Stop[]=say done", "Stop[]=git-venom-hook claude-code", "StopFailure[]=git-venom-hook claude-code", "SessionEnd[]=git-venom-hook claude-code",
+			"PreToolUse[Bash|PowerShell]=git-venom-hook claude-code"},
 		"codex": {"SessionStart[]=git-venom-hook codex", "UserPromptSubmit[]=git-venom-hook codex", "PreToolUse[Bash]=python3 ~/.codex/policy.py",
+			"PreToolUse[Bash]=git-venom-hook codex",
 			"PostToolUse[apply_patch]=git-venom-hook codex", "Stop[]=notify-send codex done", "Stop[]=git-venom-hook codex"},
 		"gemini": {"SessionStart[]=git-venom-hook gemini", "BeforeAgent[]=git-venom-hook gemini", "BeforeTool[run_shell_command]=./hooks/audit.sh",
-			"AfterTool[write_file|replace]=git-venom-hook gemini", "AfterAgent[]=echo '{}'", "AfterAgent[]=git-venom-hook gemini", "SessionEnd[]=git-venom-hook gemini"},
+			"BeforeTool[run_shell_command]=git-venom-hook gemini", "AfterTool[write_file|replace]=git-venom-hook gemini", "AfterAgent[]=echo '{}'", "AfterAgent[]=git-venom-hook gemini", "SessionEnd[]=git-venom-hook gemini"},
 		"cursor": {"beforeSubmitPrompt=git-venom-hook cursor", "afterFileEdit=./hooks/format.sh", "afterFileEdit=git-venom-hook cursor",
 			"beforeShellExecution=./hooks/audit.sh", "stop=git-venom-hook cursor"},
 	}
 	order := map[string][]string{
-		"claude-code": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "StopFailure", "SessionEnd"},
+		"claude-code": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "StopFailure", "SessionEnd", "PreToolUse"},
 		"codex":       {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
 		"gemini":      {"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"},
 		"cursor":      {"beforeSubmitPrompt", "afterFileEdit", "beforeShellExecution", "stop"},
@@ -374,7 +376,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 	o = hook(t, repo.Dir, nil, []string{"install", "codex", "--json"})
 	var c harness.Change
-	if err := json.Unmarshal([]byte(o.stdout), &c); err != nil || o.code != 0 || !c.Changed || c.Scope != "project" || len(c.Entries) != 4 {
+	if err := json.Unmarshal([]byte(o.stdout), &c); err != nil || o.code != 0 || !c.Changed || c.Scope != "project" || len(c.Entries) != 5 {
 		t.Errorf("codex --json: %+v (%v)", o, err)
 	}
 	o = hook(t, repo.Dir, nil, []string{"install", "codex"})
@@ -382,7 +384,7 @@ func TestInstallCommand(t *testing.T) {
 		t.Errorf("codex install does not name the trust step: %q", o.stdout)
 	}
 	o = hook(t, repo.Dir, nil, []string{"uninstall", "claude-code"})
-	if o.code != 0 || !strings.Contains(o.stdout, "removed 6 git venom-hook claude-code entries") {
+	if o.code != 0 || !strings.Contains(o.stdout, "removed 7 git venom-hook claude-code entries") {
 		t.Errorf("uninstall: %+v", o)
 	}
 	o = hook(t, repo.Dir, nil, []string{"install", "codex", "--scope", "local"})
@@ -416,5 +418,41 @@ func TestGeminiInstallHintNamesHooksConfigEnabled(t *testing.T) {
 		if strings.Contains(all, wrong) {
 			t.Errorf("install gemini: a hint names %q, which Gemini CLI 0.61 does not take:\n%s", wrong, all)
 		}
+	}
+}
+
+// Per-tool-call checkpoints (issue 14): install writes the pre-tool hook
+// as venom.checkpoints.toolCalls says: for the shell tools (the default),
+// for every tool (all: no matcher), or not at all (off, which also takes
+// ours out of a file an earlier install wrote).
+func TestInstallPreToolHookFollowsToolCalls(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ h, file, event, shell string }{
+		{"claude-code", ".claude/settings.local.json", "PreToolUse", "Bash|PowerShell"},
+		{"codex", ".codex/hooks.json", "PreToolUse", "Bash"},
+		{"gemini", ".gemini/settings.json", "BeforeTool", "run_shell_command"},
+	} {
+		t.Run(c.h, func(t *testing.T) {
+			t.Parallel()
+			h, _ := harness.Lookup(c.h)
+			root := t.TempDir()
+			p := filepath.Join(root, c.file)
+			pre := func(mode string) []string {
+				t.Helper()
+				if _, err := h.Install(harness.InstallOptions{Root: root, Home: t.TempDir(), ToolCalls: mode}); err != nil {
+					t.Fatal(err)
+				}
+				return commands(readJSON(t, p), c.event)
+			}
+			if got, want := pre(""), []string{c.event + "[" + c.shell + "]=git-venom-hook " + c.h}; !reflect.DeepEqual(got, want) {
+				t.Errorf("default: %q, want %q", got, want)
+			}
+			if got, want := pre("all"), []string{c.event + "[]=git-venom-hook " + c.h}; !reflect.DeepEqual(got, want) {
+				t.Errorf("all: %q, want %q", got, want)
+			}
+			if got := pre("off"); len(got) != 0 {
+				t.Errorf("off: %q, want no %s hook", got, c.event)
+			}
+		})
 	}
 }

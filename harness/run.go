@@ -248,6 +248,8 @@ func (r *run) handle(ctx context.Context, t *checkpoint.Tree, ev *Event, paths [
 		if open != "" {
 			r.take(ctx, t, agent, checkpoint.ReasonTurnEnd, hid)
 		}
+	case PreTool:
+		r.preTool(ctx, t, agent, ev, hid)
 	case Edit:
 		if t.Config.Enabled && len(paths) > 0 {
 			if _, err := t.RecordEdit(ctx, agent, paths); err != nil {
@@ -263,6 +265,43 @@ func (r *run) take(ctx context.Context, t *checkpoint.Tree, agent, reason string
 		// Take logged checkpoint.failed itself (with the turn records, so a
 		// failed turn_start still opens its turn, RFC 3.1).
 		r.problem("%s capture of %s failed: %v", reason, agent, err)
+		return
+	}
+	r.res.Checkpoints = append(r.res.Checkpoints, res.Checkpoint.Checkpoint)
+}
+
+// preTool takes the mid-turn checkpoint before a tool call (issue 14:
+// per-tool-call checkpoints), when venom.checkpoints.toolCalls asks for
+// this tool (shell: the harness's shell tools; all: every tool) and the
+// agent has a turn open: reason manual, labelled "before <tool>: <what it
+// runs>", so the list shows which command it preceded. Nothing changed
+// since the latest checkpoint makes it a reuse (RFC 3.2), which keeps that
+// checkpoint's label. A checkpoint taken mid-turn is files only (RFC 8).
+func (r *run) preTool(ctx context.Context, t *checkpoint.Tree, agent string, ev *Event, hid checkpoint.Harness) {
+	switch mode := t.Config.ToolCalls; {
+	case !t.Config.Enabled, mode == checkpoint.ToolCallsOff:
+		return
+	case mode == checkpoint.ToolCallsShell && !r.h.Shell(ev.Tool):
+		return
+	}
+	open, err := t.OpenTurn(agent)
+	if err != nil {
+		r.problem("reading the log: %v", err)
+		return
+	}
+	if open == "" {
+		return // not inside a turn the toolkit knows: nothing to place it in
+	}
+	label := "before " + ev.Tool
+	if ev.Tool == "" {
+		label = "before a tool call"
+	}
+	if ev.ToolInput != "" {
+		label += ": " + ev.ToolInput
+	}
+	res, err := t.Take(ctx, checkpoint.TakeOptions{Agent: agent, Reason: checkpoint.ReasonManual, Label: label, LabelNew: true, Harness: hid})
+	if err != nil {
+		r.problem("capture before %s of %s failed: %v", ev.Tool, agent, err)
 		return
 	}
 	r.res.Checkpoints = append(r.res.Checkpoints, res.Checkpoint.Checkpoint)

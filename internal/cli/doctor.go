@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/harness"
 )
 
 const doctorUsage = "git venom-doctor [--json]"
@@ -35,7 +37,9 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := doctorOutput{OK: true, Tree: t.Path(), Checks: t.Doctor(ctx)}
+	home, _ := os.UserHomeDir()
+	checks := append(t.Doctor(ctx), harness.TrustChecks(harness.TrustOptions{Root: t.Path(), Home: home})...)
+	out := doctorOutput{OK: true, Tree: t.Path(), Checks: checks}
 	for _, c := range out.Checks {
 		if c.Level == "fail" {
 			out.OK = false

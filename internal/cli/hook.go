@@ -220,6 +220,7 @@ func hookInstall(ctx context.Context, e *env, args []string, remove bool) error 
 	if terr == nil {
 		o.Root = t.Path()
 		o.CaptureTimeout = t.Config.Timeout
+		o.ToolCalls = t.Config.ToolCalls
 	}
 	if _, _, err := h.SettingsFile(o); err != nil {
 		return err
@@ -266,6 +267,15 @@ func hookInstall(ctx context.Context, e *env, args []string, remove bool) error 
 	if !remove {
 		for _, n := range c.Notes {
 			fmt.Fprintf(e.Out, "hint: %s\n", n)
+		}
+		// Will the harness run them? Its own trust files say (item 5 of
+		// issue 14): codex exec and Gemini CLI skip untrusted hooks
+		// without a word.
+		if tc, ok := h.TrustCheck(harness.TrustOptions{Root: o.Root, Home: o.Home}); ok && tc.Level != "ok" {
+			fmt.Fprintf(e.Out, "hint: %s\n", tc.Message)
+			if tc.Fix != "" {
+				fmt.Fprintf(e.Out, "hint: to fix: %s\n", tc.Fix)
+			}
 		}
 		if t != nil && c.Scope == "local" && !ignored(ctx, t, c.File) {
 			fmt.Fprintf(e.Out, "hint: %s is not ignored by git; add it to .git/info/exclude to keep it out of commits\n", c.File)

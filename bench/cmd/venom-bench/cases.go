@@ -20,7 +20,7 @@ var cases = append([]caseFunc{
 	cleanCapture,
 	dedupCapture,
 	modifiedCapture,
-}, append(rollbackRows(10), rollbackRows(1000)...)...)
+}, append(append(rollbackRows(10), rollbackRows(1000)...), toolCallRows...)...)
 
 // statusCmd is the baseline the capture is held to (issue 2): the one walk
 // any tool must do to know what changed.

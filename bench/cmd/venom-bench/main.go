@@ -141,6 +141,10 @@ func run(o *options, w io.Writer) error {
 			}
 			fmt.Fprintf(w, "  %-30s %10s %10s %6.2fx %s  %-4s  %8.2fx  %s\n",
 				r.c.name, fmtDur(r.vMed), fmtDur(r.bMed), r.ratio, target, verdict, r.cpuRatio, r.c.base.label)
+			if r.c.reps > 0 {
+				fmt.Fprintf(w, "  %-30s %10s %10s %6.2fx  (95th percentile of %d runs; cpu median %s vs %s)\n", "", fmtDur(p95(r.venom)), fmtDur(p95(r.base)),
+					float64(p95(r.venom))/float64(p95(r.base)), len(r.venom), fmtDur(median(r.vCPU)), fmtDur(median(r.bCPU)))
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nratio = venom median / baseline median (wall clock); ok when ratio <= target.\n"+

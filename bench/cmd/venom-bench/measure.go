@@ -26,6 +26,9 @@ type benchCase struct {
 	venom    side
 	base     side
 	teardown func() error // may be nil; runs once after the last run
+	// reps, when larger than -reps, is this row's number of rounds (the
+	// tool-call rows print a 95th percentile).
+	reps int
 }
 
 // outcome is what a timed run gave: its stdout and the CPU time (user and
@@ -82,6 +85,7 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 		}
 		return d, o.cpu, nil
 	}
+	reps = max(reps, c.reps)
 	// Warm-up: page cache, the binaries, git's own lazy setup.
 	for _, s := range []*side{&c.venom, &c.base} {
 		if _, _, err := once(s); err != nil {
