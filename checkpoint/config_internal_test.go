@@ -1,6 +1,9 @@
 package checkpoint
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestParseConfigModes: core.fileMode and core.symlinks both on (or unset)
 // let a capture read modes from disk; either off turns ModesFromDisk off,
@@ -23,5 +26,27 @@ func TestParseConfigModes(t *testing.T) {
 		if cfg.ModesFromDisk != c.modes || cfg.ExecFromDisk != c.exec {
 			t.Errorf("%q: ModesFromDisk %v ExecFromDisk %v, want %v %v", c.out, cfg.ModesFromDisk, cfg.ExecFromDisk, c.modes, c.exec)
 		}
+	}
+}
+
+// TestParseConfigToolCalls: venom.checkpoints.toolCalls is shell by
+// default, takes shell, all and off (and git's booleans), and anything
+// else is invalid_params.config.
+func TestParseConfigToolCalls(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"", ToolCallsShell},
+		{"venom.checkpoints.toolcalls\nall\x00", ToolCallsAll},
+		{"venom.checkpoints.toolCalls\nOFF\x00", ToolCallsOff},
+		{"venom.checkpoints.toolcalls\nshell\x00", ToolCallsShell},
+		{"venom.checkpoints.toolcalls\nfalse\x00", ToolCallsOff},
+		{"venom.checkpoints.toolcalls\nyes\x00", ToolCallsShell},
+	} {
+		cfg, err := parseConfig([]byte(c.out), nil)
+		if err != nil || cfg.ToolCalls != c.want {
+			t.Errorf("%q: %q, %v; want %q", c.out, cfg.ToolCalls, err, c.want)
+		}
+	}
+	if _, err := parseConfig([]byte("venom.checkpoints.toolcalls\nbash\x00"), nil); err == nil || !strings.Contains(err.Error(), "venom.checkpoints.toolcalls") {
+		t.Errorf("toolCalls=bash: %v, want a bad value error", err)
 	}
 }
