@@ -205,7 +205,7 @@ test_expect_success 'install keeps the person'"'"'s hooks, is idempotent, and un
 	grep "^already installed" again.out &&
 	test_cmp installed.out .claude/settings.local.json &&
 	git venom-hook uninstall claude-code >uninstall.out &&
-	grep "^removed 6 git venom-hook claude-code entries" uninstall.out &&
+	grep "^removed 7 git venom-hook claude-code entries" uninstall.out &&
 	test_cmp orig.out .claude/settings.local.json
 '
 
