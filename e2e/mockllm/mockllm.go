@@ -115,7 +115,11 @@ func Start(o Options) (*Server, error) {
 	}
 	s := &Server{o: o, ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 30 * time.Second}
+	// Under mu: the timer's own Close may run before this assignment is
+	// seen (a short lifetime), and reads s.timer (go test -race saw it).
+	s.mu.Lock()
 	s.timer = time.AfterFunc(o.Lifetime, func() { s.Close() })
+	s.mu.Unlock()
 	go func() {
 		_ = s.srv.Serve(ln)
 		s.once.Do(func() { close(s.done) })
@@ -134,7 +138,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Close stops the server; open connections are cut after a second.
 func (s *Server) Close() error {
+	s.mu.Lock()
 	s.timer.Stop()
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
