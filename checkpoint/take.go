@@ -77,6 +77,13 @@ type TakeOptions struct {
 	// safety checkpoint is made from the S its plan was checked against
 	// (RFC 7.4 step 2, "the same commits").
 	Snapshot *plumbing.Snapshot
+	// IndexCommit, when set, is the checkpoint commit's second parent: a
+	// commit of the user's index tree, which a rollback that moves HEAD
+	// (and so resets the index) keeps reachable from its safety
+	// checkpoint for as long as the checkpoint lives, so that the staged
+	// versions only the index held survive a gc until the undo gives
+	// them back (rollback.started's index).
+	IndexCommit plumbing.OID
 }
 
 // Result is what Take made or reused: the checkpoint record (RFC 4.2) and
@@ -189,7 +196,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		Skipped: nonNil(snap.Skipped), Submodules: nonNilSub(snap.Submodules)}
 	for tries := 0; ; tries++ {
 		rec.Checkpoint = refs.ID(n)
-		commit, err := t.Repo.CommitTree(ctx, snap.Tree, snap.Head, commitMessage(rec))
+		commit, err := t.Repo.CommitTree(ctx, snap.Tree, snap.Head, commitMessage(rec), o.IndexCommit)
 		if err != nil {
 			return nil, t.fail(o, pre, post, turn, err)
 		}

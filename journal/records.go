@@ -157,6 +157,13 @@ type RollbackStarted struct {
 	Plan       string          `json:"plan"`
 	Path       string          `json:"path"`
 	Perms      json.RawMessage `json:"perms,omitempty"`
+	// Index is the tree of the user's index as the rollback found it
+	// (plumbing.IndexTree), logged when the rollback moves HEAD and so
+	// resets the index: the undo, a rollback to Safety that moves HEAD
+	// back, sets the index to it and gives the staged versions back. The
+	// safety checkpoint's commit has a commit of it as second parent, so
+	// it lives as long as the checkpoint. "" (left out) otherwise.
+	Index string `json:"index,omitempty"`
 }
 
 // PermList decodes Perms (nil when there are none).

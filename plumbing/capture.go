@@ -625,12 +625,15 @@ var Identity = []string{
 	"GIT_COMMITTER_NAME=venom", "GIT_COMMITTER_EMAIL=venom@localhost",
 }
 
-// CommitTree makes a commit of tree with the given parent ("" for none) and
-// message, as venom (RFC 4.1 step 5). commit-tree reads no commit.gpgSign.
-func (r *Repo) CommitTree(ctx context.Context, tree, parent OID, msg string) (OID, error) {
+// CommitTree makes a commit of tree with the given parent ("" for none),
+// and more parents after it ("" ones left out), and message, as venom (RFC
+// 4.1 step 5). commit-tree reads no commit.gpgSign.
+func (r *Repo) CommitTree(ctx context.Context, tree, parent OID, msg string, more ...OID) (OID, error) {
 	args := []string{"commit-tree"}
-	if parent != "" {
-		args = append(args, "-p", string(parent))
+	for _, p := range append([]OID{parent}, more...) {
+		if p != "" {
+			args = append(args, "-p", string(p))
+		}
 	}
 	args = append(args, "-F", "-", string(tree))
 	env := append([]string(nil), Identity...)

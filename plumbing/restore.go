@@ -195,11 +195,85 @@ func (r *Repo) MoveHead(ctx context.Context, branch string, newOID, oldOID OID, 
 	return err
 }
 
+// TreeExists reports whether the repository has the tree oid names.
+func (r *Repo) TreeExists(ctx context.Context, oid OID) bool {
+	_, err := r.Run(ctx, Options{NoWorkTree: true}, "cat-file", "-e", string(oid)+"^{tree}")
+	return err == nil
+}
+
+// IndexTree writes the tree of the user's index as it is now, from a
+// private copy of it (the user's index is never written), so that a
+// rollback that resets the index can record what was staged (rollback.
+// started's index) and its undo give it back. The tree has every stage-0
+// entry, as git write-tree makes it, with two limits that follow from
+// what a tree can hold: an intent-to-add entry (git add -N) is left out,
+// as write-tree leaves it out of every commit (its file's content is in
+// the safety checkpoint, and after the undo the path is untracked); and
+// an unmerged path, which has no stage-0 entry and makes write-tree fail,
+// is recorded at its stage-2 entry ("ours", HEAD's side), or left out
+// when ours deleted it, as a capture records it: the conflict's other
+// stages are not kept. One copy of the index and one write-tree; for an
+// unmerged index, one ls-files -u and one update-index more.
+func (r *Repo) IndexTree(ctx context.Context) (OID, error) {
+	idx, _, err := r.privateCopy("index-tree", r.RealIndex())
+	if err != nil {
+		return "", err
+	}
+	defer RemovePrivateIndex(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	tree, err := r.Line(ctx, Options{Env: env, NoWorkTree: true}, "write-tree")
+	if err == nil {
+		return OID(tree), nil
+	}
+	if ctx.Err() != nil {
+		return "", err
+	}
+	out, lerr := r.Run(ctx, Options{Env: env}, "ls-files", "-u", "-v", "-z")
+	if lerr != nil {
+		return "", fmt.Errorf("writing the index's tree: %w", err)
+	}
+	unmerged, perr := ParseLsFiles(out)
+	if perr != nil || len(unmerged) == 0 {
+		return "", fmt.Errorf("writing the index's tree: %w", err)
+	}
+	ours := map[string]IndexEntry{}
+	var paths []string
+	for _, e := range unmerged {
+		if _, seen := ours[e.Path]; !seen {
+			paths = append(paths, e.Path)
+			ours[e.Path] = IndexEntry{}
+		}
+		if e.Stage == 2 {
+			ours[e.Path] = e
+		}
+	}
+	var info bytes.Buffer
+	for _, p := range paths {
+		// A stage-0 entry replaces the path's higher stages; mode 0
+		// removes them all (git-update-index(1), --index-info).
+		if e := ours[p]; e.Mode != "" {
+			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+		} else {
+			fmt.Fprintf(&info, "0 %s 0\t%s\x00", strings.Repeat("0", len(unmerged[0].OID)), p)
+		}
+	}
+	if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+		return "", fmt.Errorf("resolving unmerged paths in a copy of the index: %w", err)
+	}
+	tree, err = r.Line(ctx, Options{Env: env, NoWorkTree: true}, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("writing the index's tree: %w", err)
+	}
+	return OID(tree), nil
+}
+
 // ResetIndex makes the user's real index follow HEAD after it moved (RFC
-// 7.5): read-tree of the commit, the skip-worktree and assume-unchanged
-// bits put back on the paths that had them (a sparse checkout stays
-// sparse), then a quiet refresh so unchanged files show clean.
-func (r *Repo) ResetIndex(ctx context.Context, commit OID) error {
+// 7.5): read-tree of treeish (HEAD's commit, or in the undo of a rollback
+// that moved HEAD, the tree of the index that rollback found, IndexTree),
+// the skip-worktree and assume-unchanged bits put back on the paths that
+// had them (a sparse checkout stays sparse), then a quiet refresh so
+// unchanged files show clean.
+func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 	// A plain read-tree drops every entry's skip-worktree and
 	// assume-unchanged bits: a sparse checkout would then see each file
 	// outside its cone as deleted, and `git commit -a` would delete it.
@@ -221,8 +295,8 @@ func (r *Repo) ResetIndex(ctx context.Context, commit OID) error {
 			assume = append(assume, e.Path)
 		}
 	}
-	if _, err := r.Run(ctx, Options{}, "read-tree", string(commit)); err != nil {
-		return fmt.Errorf("resetting the index to %s: %w", commit, err)
+	if _, err := r.Run(ctx, Options{}, "read-tree", string(treeish)); err != nil {
+		return fmt.Errorf("resetting the index to %s: %w", treeish, err)
 	}
 	if len(skip)+len(assume) > 0 {
 		now, err := r.Run(ctx, Options{}, "ls-files", "-z")

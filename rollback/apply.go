@@ -31,8 +31,19 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		s := last.ID()
 		through = &s
 	}
+	// When HEAD moves, the index is reset to it (RFC 7.5), and a staged
+	// version that differs from its file is in no checkpoint: its tree is
+	// recorded first, and made reachable from the safety checkpoint, so
+	// the undo can give it back (issue 13 item 5).
+	var indexTree, indexCommit plumbing.OID
+	if p.headMove {
+		var err error
+		if indexTree, indexCommit, err = p.keepIndex(ctx); err != nil {
+			return nil, err
+		}
+	}
 	safety, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonPreRollback, Locked: true,
-		Snapshot: p.snap, ThroughTurn: &through})
+		Snapshot: p.snap, ThroughTurn: &through, IndexCommit: indexCommit})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +68,8 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, notStarted(err, "encoding rollback.started")
 	}
-	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms}
+	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms,
+		Index: string(indexTree)}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
 		return nil, notStarted(err, "logging rollback.started")
 	}
@@ -209,6 +221,25 @@ func (p *plan) endRefused(ended *journal.RollbackEnded, err error) error {
 		e.WithHint("its end could not be logged (%v); the next command records it as failed.rollback_interrupted", lerr)
 	}
 	return e
+}
+
+// keepIndex records the user's index before a rollback that moves HEAD
+// resets it: its tree (plumbing.IndexTree), and a commit of that tree, with
+// no parent, for the safety checkpoint's second parent. Nothing is written
+// to the tree or the user's index; a failure fails the rollback before the
+// safety checkpoint (failed.checkpoint_git).
+func (p *plan) keepIndex(ctx context.Context) (tree, commit plumbing.OID, err error) {
+	r := p.tree.Repo
+	if tree, err = r.IndexTree(ctx); err != nil {
+		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "write-tree"},
+			"recording the index before HEAD moves; nothing was written")
+	}
+	msg := fmt.Sprintf("venom index of %s before its rollback to %s\n\nThe user's index as the rollback found it, kept for its undo.\n", p.agent.ID, p.target.ID())
+	if commit, err = r.CommitTree(ctx, tree, "", msg); err != nil {
+		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "commit-tree"},
+			"recording the index before HEAD moves; nothing was written")
+	}
+	return tree, commit, nil
 }
 
 // rereadEnough reports whether reading the planned paths again is a
@@ -495,7 +526,13 @@ func (ap *applier) run(ctx context.Context) error {
 		}
 		ap.headMoved = true
 		failpoint.Hit("rollback.head-moved")
-		if err := r.ResetIndex(ctx, p.headTo); err != nil {
+		// The index follows HEAD (RFC 7.5); in the undo of a rollback
+		// that moved HEAD, it becomes what that rollback found.
+		to := p.headTo
+		if p.indexTree != "" {
+			to = p.indexTree
+		}
+		if err := r.ResetIndex(ctx, to); err != nil {
 			return err
 		}
 	}

@@ -248,13 +248,15 @@ func TestGuardedNeverMovesHead(t *testing.T) {
 // TestUndoMovesHeadForward: the undo a rollback prints (a rollback to its
 // safety checkpoint, --restore files) brings HEAD back to where it was
 // after the rollback moved it back: a move forward drops no commit. The
-// files come back too, and the index follows HEAD.
+// files come back too, and the index is again as the rollback found it:
+// C's entries, and b.txt's staged version (index_test.go has more).
 func TestUndoMovesHeadForward(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	r := f.r
 	_, c := agentCommits(t, f)
 	before := files(disk(t, r.Dir))
+	indexBefore := r.Git("ls-files", "-s")
 	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
 	if !res.Repos[0].Head.Moves {
 		t.Fatalf("scenario: the rollback did not move HEAD")
@@ -272,8 +274,11 @@ func TestUndoMovesHeadForward(t *testing.T) {
 	if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
 		t.Errorf("after the undo the files differ:\n%s", d)
 	}
-	if _, err := r.GitErr("diff-index", "--cached", "--quiet", "HEAD"); err != nil {
-		t.Errorf("the index does not follow HEAD")
+	if got := r.Git("ls-files", "-s"); got != indexBefore {
+		t.Errorf("the index after the undo:\n%s\nwant it as the rollback found it:\n%s", got, indexBefore)
+	}
+	if got := r.Line("diff-index", "--cached", "--name-only", "HEAD"); got != "b.txt" {
+		t.Errorf("staged after the undo: %q, want b.txt alone (its staged version)", got)
 	}
 	if undo.Exact == nil || !*undo.Exact {
 		t.Errorf("undo: exact %v", deref2(undo.Exact))

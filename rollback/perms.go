@@ -155,15 +155,12 @@ func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
 // checkpoint is the target, in this tree: what an undo gives back. It is
 // nil for any other target, and for a record it cannot read.
 func (p *plan) recordedPerms() []journal.PathPerm {
-	rs := p.agent.Rollbacks
-	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].Safety == p.target.ID() && rs[i].Path == p.tree.Path() {
-			ps, err := rs[i].PermList()
-			if err != nil {
-				return nil
-			}
-			return ps
+	if rs := p.undone(); rs != nil {
+		ps, err := rs.PermList()
+		if err != nil {
+			return nil
 		}
+		return ps
 	}
 	return nil
 }

@@ -153,11 +153,15 @@ type plan struct {
 	headMove bool
 	headFrom plumbing.OID
 	headTo   plumbing.OID
-	branch   string
-	guarded  bool
-	digest   string
-	binding  *journal.AgentBinding
-	rewind   func(ctx context.Context, harness, dir, session, at string) (string, error)
+	// indexTree is what the index is set to when HEAD moves, when it is
+	// not headTo's tree: in the undo of a rollback that moved HEAD, the
+	// index that rollback found (its rollback.started's Index).
+	indexTree plumbing.OID
+	branch    string
+	guarded   bool
+	digest    string
+	binding   *journal.AgentBinding
+	rewind    func(ctx context.Context, harness, dir, session, at string) (string, error)
 	// ignoredAtT are paths kept because T's rules ignore them: once T's
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
@@ -373,6 +377,14 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		if err := p.checkHead(ctx, tr, &repo.Head); err != nil {
 			return nil, err
 		}
+	}
+	// The undo of a rollback that moved HEAD moves it back, and the index
+	// becomes what that rollback found, staged versions included, instead
+	// of HEAD's tree. Only then: in a guarded tree, or with --keep-head,
+	// HEAD stays and the index is never written (invariant 4).
+	if rs := p.undone(); p.headMove && rs != nil && rs.Index != "" && t.Repo.TreeExists(ctx, plumbing.OID(rs.Index)) {
+		p.indexTree = plumbing.OID(rs.Index)
+		repo.Index = rs.Index
 	}
 
 	// What differs between S and T, and what changed in each window
@@ -596,6 +608,22 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		p.res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, b.HarnessSession)
 	}
 	return p, nil
+}
+
+// undone is the rollback whose safety checkpoint is the target, when the
+// plan is its undo (a rollback to that checkpoint in the same tree); nil
+// otherwise. The newest, should a safety checkpoint be named twice.
+func (p *plan) undone() *journal.RollbackStarted {
+	if p.target.Rec.Reason != checkpoint.ReasonPreRollback {
+		return nil
+	}
+	rs := p.agent.Rollbacks
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].Safety == p.target.ID() && rs[i].Path == p.tree.Path() {
+			return &rs[i]
+		}
+	}
+	return nil
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }

@@ -264,4 +264,32 @@ test_expect_success 'BR-20: no signing, hook or fsmonitor runs; venom'"'"'s own 
 	test_path_is_missing "$OUT/hook-ran"
 '
 
+# RFC 7.5 resets the index when HEAD moves: a rollback records the
+# index's tree first (rollback.started's index, reachable from the safety
+# checkpoint), and its undo, which moves HEAD back, sets the index to it.
+test_expect_success 'the undo of a rollback that moved HEAD restores the staged versions, a gc --prune=now between them (issue 13 item 5)' '
+	case_repo staged &&
+	echo base >base.txt && git add . && git commit -qm init &&
+	K1=$(ts) && echo one >a.txt && git add a.txt && git commit -qm c1 && K2=$(te) &&
+	echo staged-version >b.txt && git add b.txt && echo worktree-version >b.txt &&
+	echo staged-a >a.txt && git add a.txt && echo worktree-a >a.txt &&
+	BLOB=$(git rev-parse :b.txt) && git ls-files -s >"$OUT/index.before" && H=$(git rev-parse HEAD) &&
+	rb $K1 --restore files --outside overwrite >"$OUT/r.json" &&
+	test_json "$OUT/r.json" ".repos[0].head.moves == true" &&
+	! git ls-files -s b.txt | grep $BLOB &&
+	S=$(jq -r .safety "$OUT/r.json") &&
+	IDX=$(venom_log | jq -r "select(.type == \"rollback.started\") | .index") &&
+	test "$(git rev-parse "$(ref $S)^2^{tree}")" = "$IDX" &&
+	git gc -q --prune=now &&
+	plan $S --restore files --outside overwrite >"$OUT/u.plan" &&
+	test_json "$OUT/u.plan" ".repos[0].index == \"$IDX\"" ".repos[0].head.moves == true" &&
+	git venom-plan --agent $AG $S --restore files --outside overwrite >"$OUT/u.human" &&
+	grep "^index: *back to what was staged" "$OUT/u.human" &&
+	rb $S --restore files --outside overwrite >"$OUT/u.json" &&
+	test "$(git rev-parse HEAD)" = "$H" &&
+	git ls-files -s b.txt | grep $BLOB &&
+	git ls-files -s >"$OUT/index.after" && test_cmp "$OUT/index.before" "$OUT/index.after" &&
+	test "$(cat b.txt)" = worktree-version && test "$(cat a.txt)" = worktree-a
+'
+
 test_done

@@ -53,9 +53,12 @@ type Summary struct {
 	Left                    int
 	ByReason                []Count
 	Head                    rollback.Head
-	Conversation            rollback.Conversation
-	SharedWith              []string
-	IgnoredEdits            []string
+	// Index is the tree the index is set to when HEAD moves, when that
+	// is not HEAD's own (the undo of a rollback that moved HEAD).
+	Index        string
+	Conversation rollback.Conversation
+	SharedWith   []string
+	IgnoredEdits []string
 }
 
 // Summarize counts res (its first repo).
@@ -67,7 +70,7 @@ func Summarize(res *rollback.Result) Summary {
 		return s
 	}
 	r := res.Repos[0]
-	s.Head, s.IgnoredEdits = r.Head, r.IgnoredEdits
+	s.Head, s.IgnoredEdits, s.Index = r.Head, r.IgnoredEdits, r.Index
 	var change, class, reason []string
 	for _, f := range r.Files {
 		change, class = append(change, f.Change), append(class, f.Class)
@@ -82,7 +85,7 @@ func Summarize(res *rollback.Result) Summary {
 	return s
 }
 
-// Title is the summary's first line: "plan p1-…: roll back a1 to k1
+// Title is the summary's first line: "plan p2-…: roll back a1 to k1
 // (guarded tree: HEAD and the index stay)" for a plan, "rolled back a1 to
 // k1" for a real call.
 func (s Summary) Title() string {
@@ -103,6 +106,7 @@ func (s Summary) Title() string {
 //	by class:     1 outside (!), 9,760 turn
 //	left:         2 paths as they are: 1 outside, 1 too_big
 //	HEAD:         stays at d30b367af9
+//	index:        back to what was staged when ... (the undo of a rollback that moved HEAD)
 //	conversation: rewinds to t1, dropping t2, t3
 //
 // The verbs are a plan's ("rewinds") or a real call's ("rewound").
@@ -143,6 +147,9 @@ func (s Summary) Lines() []string {
 		add("left", "%s %s: %s", Number(s.Left), what, strings.Join(rs, ", "))
 	}
 	add("HEAD", "%s", s.head())
+	if s.Index != "" {
+		add("index", "back to what was staged when the rollback that made %s moved HEAD (tree %s), not HEAD's tree", s.Checkpoint, short(&s.Index))
+	}
 	add("conversation", "%s", s.conversation())
 	if len(s.SharedWith) > 0 {
 		add("shared with", "%s (they get a note)", strings.Join(s.SharedWith, ", "))
