@@ -55,6 +55,7 @@ type Item struct {
 	Overlap      bool                `json:"overlap"`
 	Conversation bool                `json:"conversation"`
 	Label        string              `json:"label,omitempty"`
+	ToolCall     bool                `json:"tool_call,omitempty"`
 	Missing      bool                `json:"missing,omitempty"`
 	Repos        []journal.RepoState `json:"repos"`
 }
@@ -114,7 +115,7 @@ func (t *Tree) List(ctx context.Context, st *journal.State, agent string, o List
 func (t *Tree) item(a *journal.Agent, s *journal.Saved, have map[string]plumbing.OID) Item {
 	it := Item{Checkpoint: s.ID(), Reason: s.Rec.Reason, Turn: s.Rec.Turn, ThroughTurn: s.Rec.ThroughTurn,
 		At: s.Rec.At, MidTurn: s.Rec.MidTurn, Overlap: s.Rec.Overlap, Label: s.Label, Repos: s.Rec.Repos,
-		Conversation: Conversation(a, s)}
+		ToolCall: s.Rec.ToolCall, Conversation: Conversation(a, s)}
 	for _, r := range s.Rec.Repos {
 		if string(have[refs.Checkpoint(a.ID, s.N)]) != r.Commit {
 			it.Missing = true

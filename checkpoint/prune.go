@@ -16,9 +16,10 @@ import (
 
 // Prunable returns the ids of agent a's checkpoints in this tree that RFC
 // 5.2's retention removes at time now: never the newest; turn_start,
-// turn_end, takeover, takeback, fork and rollback checkpoints beyond the
-// newest Keep of them or older than KeepFor; manual ones older than
-// KeepFor; pre_rollback ones older than KeepSafety. Oldest first.
+// turn_end, takeover, takeback, fork and rollback checkpoints, and the
+// hooks' per-tool-call ones (manual, ToolCall), beyond the newest Keep of
+// them or older than KeepFor; other manual ones older than KeepFor;
+// pre_rollback ones older than KeepSafety. Oldest first.
 func (t *Tree) Prunable(a *journal.Agent, now time.Time) []*journal.Saved {
 	var live []*journal.Saved
 	for _, s := range a.Checkpoints {
@@ -40,10 +41,10 @@ func (t *Tree) Prunable(a *journal.Agent, now time.Time) []*journal.Saved {
 		if err == nil {
 			age = now.Sub(at)
 		}
-		switch s.Rec.Reason {
-		case ReasonManual:
+		switch {
+		case s.Rec.Reason == ReasonManual && !s.Rec.ToolCall:
 			drop[i] = t.Config.KeepFor > 0 && age > t.Config.KeepFor
-		case ReasonPreRollback:
+		case s.Rec.Reason == ReasonPreRollback:
 			drop[i] = t.Config.KeepSafety > 0 && age > t.Config.KeepSafety
 		default:
 			counted++

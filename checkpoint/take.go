@@ -68,7 +68,10 @@ type TakeOptions struct {
 	// its own label, and the reuse record has none (a per-tool-call
 	// checkpoint that found nothing changed must not rename the turn's
 	// start "before Bash: ls").
-	LabelNew    bool
+	LabelNew bool
+	// ToolCall marks the new checkpoint a per-tool-call one
+	// (journal.Checkpoint.ToolCall).
+	ToolCall    bool
 	Isolation   string
 	Harness     Harness
 	ThroughTurn **string
@@ -186,7 +189,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	n := a.MaxN + 1
 	rec := journal.Checkpoint{Agent: o.Agent, Reason: o.Reason, Turn: turn, ThroughTurn: through, At: at,
 		MidTurn: turn != nil && o.Reason != ReasonTurnStart && o.Reason != ReasonTurnEnd,
-		Label:   o.Label}
+		Label:   o.Label, ToolCall: o.ToolCall}
 	var head *string
 	if snap.Head != "" {
 		h := string(snap.Head)

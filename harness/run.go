@@ -299,7 +299,7 @@ func (r *run) preTool(ctx context.Context, t *checkpoint.Tree, agent string, ev 
 	if ev.ToolInput != "" {
 		label += ": " + ev.ToolInput
 	}
-	res, err := t.Take(ctx, checkpoint.TakeOptions{Agent: agent, Reason: checkpoint.ReasonManual, Label: label, LabelNew: true, Harness: hid})
+	res, err := t.Take(ctx, checkpoint.TakeOptions{Agent: agent, Reason: checkpoint.ReasonManual, Label: label, LabelNew: true, ToolCall: true, Harness: hid})
 	if err != nil {
 		r.problem("capture before %s of %s failed: %v", ev.Tool, agent, err)
 		return

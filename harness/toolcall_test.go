@@ -149,3 +149,45 @@ func TestPlanTargetsToolCallCheckpoint(t *testing.T) {
 		t.Errorf("after the rollback app.py = %q, out.txt: %v", got, err)
 	}
 }
+
+// Per-tool-call checkpoints count with the turn checkpoints for
+// venom.checkpoints.keep (they are automatic, and a busy turn makes many),
+// while a person's manual checkpoint still only ages out: with keep=3, the
+// turn_end's prune drops the turn's start and the oldest tool-call
+// checkpoint, and keeps the person's. (Before the tool_call mark all of
+// them were manual, and none went.)
+func TestToolCallCheckpointsCountForKeep(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	repo.Git("config", "venom.checkpoints.keep", "3")
+	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": ""}
+	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "") // k1
+	repo.Write("mine.txt", "a person's point\n")
+	if o := cliRun(t, repo.Dir, "checkpoint", "--agent", claudeAgent, "--reason", "manual", "--label", "mine"); o.code != 0 { // k2
+		t.Fatalf("manual checkpoint: %+v", o)
+	}
+	for i := 0; i < 3; i++ { // k3, k4, k5
+		repo.Write("out.txt", strings.Repeat("x", i+1)+"\n")
+		event(t, repo.Dir, "claude-code", "PreToolUse-Bash.json", vars, "")
+	}
+	repo.Write("out.txt", "end\n")
+	event(t, repo.Dir, "claude-code", "Stop.json", vars, "") // k6, then the prune
+	recs := readLog(t, repo)
+	for _, k := range ofType(recs, "checkpoint.taken")[2:5] {
+		if k["tool_call"] != true {
+			t.Errorf("%s is not marked tool_call: %v", k.str("checkpoint"), k)
+		}
+	}
+	pruned := ofType(recs, "checkpoint.pruned")
+	if len(pruned) != 1 || !reflect.DeepEqual(paths2(pruned[0]["checkpoints"]), []string{"k1", "k3"}) {
+		t.Errorf("pruned %v, want [k1 k3]", pruned)
+	}
+}
+
+func paths2(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}

@@ -47,16 +47,21 @@ type RepoState struct {
 // capture belongs to (nil between turns); ThroughTurn the last turn that had
 // ended (RFC 3.3).
 type Checkpoint struct {
-	Agent       string      `json:"agent"`
-	Checkpoint  string      `json:"checkpoint"`
-	Reason      string      `json:"reason"`
-	Turn        *string     `json:"turn"`
-	ThroughTurn *string     `json:"through_turn"`
-	At          string      `json:"at"`
-	MidTurn     bool        `json:"mid_turn"`
-	Overlap     bool        `json:"overlap"`
-	Label       string      `json:"label,omitempty"`
-	Repos       []RepoState `json:"repos"`
+	Agent       string  `json:"agent"`
+	Checkpoint  string  `json:"checkpoint"`
+	Reason      string  `json:"reason"`
+	Turn        *string `json:"turn"`
+	ThroughTurn *string `json:"through_turn"`
+	At          string  `json:"at"`
+	MidTurn     bool    `json:"mid_turn"`
+	Overlap     bool    `json:"overlap"`
+	Label       string  `json:"label,omitempty"`
+	// ToolCall marks a per-tool-call checkpoint (a hook's capture before
+	// a tool call, reason manual): retention counts it with the turn
+	// checkpoints (venom.checkpoints.keep), not with a person's manual
+	// ones, which only age out.
+	ToolCall bool        `json:"tool_call,omitempty"`
+	Repos    []RepoState `json:"repos"`
 }
 
 // Reused is the checkpoint.reused record (RFC 3.2): a capture that found
