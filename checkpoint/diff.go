@@ -107,16 +107,62 @@ func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error
 // PathPatch is the patch text of one path between two trees, cut at
 // PatchMax.
 func (t *Tree) PathPatch(ctx context.Context, from, to, path string) (*Patch, error) {
-	out, err := t.Repo.Run(ctx, plumbing.Options{}, "diff", "--no-ext-diff", "--no-color", "--no-renames", from, to, "--", plumbing.Literal(path))
+	return t.pathPatch(ctx, from, to, path, false)
+}
+
+// ColorPatch is PathPatch with git's colours (`git diff --color=always`,
+// so the user's color.diff.* slots apply), for a terminal: the TUI's patch
+// view. A cut patch ends at its last whole line, so no colour sequence is
+// cut in two. Errors are PathPatch's.
+func (t *Tree) ColorPatch(ctx context.Context, from, to, path string) (*Patch, error) {
+	return t.pathPatch(ctx, from, to, path, true)
+}
+
+func (t *Tree) pathPatch(ctx context.Context, from, to, path string, color bool) (*Patch, error) {
+	c := "--no-color"
+	if color {
+		c = "--color=always"
+	}
+	out, err := t.Repo.Run(ctx, plumbing.Options{}, "diff", "--no-ext-diff", c, "--no-renames", from, to, "--", plumbing.Literal(path))
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff"}, "making the patch")
 	}
 	p := &Patch{Bytes: len(out)}
 	if len(out) > PatchMax {
 		out, p.Truncated = out[:PatchMax], true
+		if i := bytes.LastIndexByte(out, '\n'); color && i >= 0 {
+			out = out[:i+1]
+		}
 	}
 	p.Text = string(out)
 	return p, nil
+}
+
+// ColorWanted reports whether git would colour a diff on a terminal here:
+// `git config --get-colorbool color.diff true`, which weighs color.diff
+// and color.ui as git does. NO_COLOR is the caller's to check.
+func (t *Tree) ColorWanted(ctx context.Context) bool {
+	out, err := t.Repo.Run(ctx, plumbing.Options{}, "config", "--get-colorbool", "color.diff", "true")
+	return err == nil && string(bytes.TrimSpace(out)) == "true"
+}
+
+// Since is what checkpoint s's own changes are counted from (`git
+// venom-checkpoint show`, the TUI's list): the previous checkpoint in the
+// same tree, else the HEAD it was taken on, else the empty tree. from is a
+// commit or tree name for TreeDiff, label says which ("k2", "HEAD
+// 1a2b3c4d5e", "the empty tree").
+func Since(a *journal.Agent, s *journal.Saved) (from, label string) {
+	if p := Previous(a, s); p != nil {
+		return p.Rec.Repos[0].Commit, p.ID()
+	}
+	if len(s.Rec.Repos) > 0 && s.Rec.Repos[0].Head != nil {
+		h := *s.Rec.Repos[0].Head
+		if len(h) > 10 {
+			return h, "HEAD " + h[:10]
+		}
+		return h, "HEAD " + h
+	}
+	return string(plumbing.EmptyTree), "the empty tree"
 }
 
 // Previous is the checkpoint before s in the same tree, or nil.

@@ -293,7 +293,7 @@ func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, 
 			"turn %s of %s is still open%s", open.ID(), o.Agent, since).
 			WithHint("stop the agent first; if it was interrupted, end the turn with `git venom-checkpoint --agent %s --reason turn_end`", o.Agent)
 	}
-	if !o.DryRun && o.Caller == "agent" && guarded(t, st, a) {
+	if !o.DryRun && o.Caller == "agent" && Guarded(t, st, a) {
 		return nil, nil, rfcerr.New("denied.agent_caller", map[string]any{"agent": o.Agent},
 			"an agent may not roll back a guarded tree: a person's work can only be overwritten by a person").
 			WithHint("ask the person to run `git venom-rollback` themselves; a dry run (`git venom-plan`) is allowed")
@@ -316,9 +316,12 @@ func sharers(t *checkpoint.Tree, st *journal.State, a *journal.Agent) []string {
 	return out
 }
 
-// guarded implements RFC 6: an in_place tree, or any tree another
-// non-archived agent also uses.
-func guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
+// Guarded implements RFC 6: whether a's tree t is guarded, that is, an
+// in_place tree (the main worktree, unless a registered another
+// isolation) or any tree another non-archived agent also uses. In a
+// guarded tree HEAD and the index stay, outside paths refuse by default,
+// and an agent caller may not roll back (RFC 11.4). The TUI shows it.
+func Guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
 	iso, ok := a.Trees[t.Path()]
 	if !ok {
 		iso = checkpoint.IsolationWorktree
@@ -336,7 +339,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{tree: t, st: st, agent: a, target: target, guarded: guarded(t, st, a)}
+	p := &plan{tree: t, st: st, agent: a, target: target, guarded: Guarded(t, st, a)}
 	shared := sharers(t, st, a)
 	var live []string
 	for _, id := range shared {

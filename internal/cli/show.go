@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/plumbing"
 )
 
 // showOutput is one checkpoint's listing item and its files changed since
@@ -40,13 +39,8 @@ func checkpointShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	out := showOutput{Agent: id, Item: l.Checkpoints[0]}
-	from := string(plumbing.EmptyTree)
-	out.Since = "the empty tree"
-	if p := checkpoint.Previous(a, s); p != nil {
-		from, out.Since = p.Rec.Repos[0].Commit, p.ID()
-	} else if h := s.Rec.Repos[0].Head; h != nil {
-		from, out.Since = *h, "HEAD "+short(*h)
-	}
+	from, since := checkpoint.Since(a, s)
+	out.Since = since
 	if out.Files, err = t.TreeDiff(ctx, from, s.Rec.Repos[0].Commit); err != nil {
 		return err
 	}

@@ -1,0 +1,27 @@
+package cli
+
+import "io"
+
+// What another frontend over the same packages (the TUI, internal/tui)
+// shares with the CLI, so that a path, a time and an error read the same in
+// both and the exit-code table stays in one switch. internal/tui imports
+// this package; this package never imports it (the hook's start-up would
+// pay for the TUI's libraries).
+
+// QuotePath is how the human output prints a path on a line (quotePath:
+// as it is, or in git's C-style quoting when a byte would be ambiguous).
+func QuotePath(path string) string { return quotePath(path) }
+
+// Age is how the human output prints a record's RFC 3339 time: "3s ago",
+// "5m ago", "2h ago", "4d ago"; the text itself when it does not parse.
+func Age(at string) string { return age(at) }
+
+// Short is an object name cut to the 10 hex digits the human output shows.
+func Short(oid string) string { return short(oid) }
+
+// Fail prints err as the human output does (error: and hint: lines on
+// errw; a plain Go error is failed.internal) and returns its exit status,
+// the class of its RFC 11.3 code (exitCode).
+func Fail(errw io.Writer, err error) int {
+	return report(&env{IO: IO{Err: errw}}, err)
+}

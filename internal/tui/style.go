@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// styles are the screens' few looks. With NO_COLOR set lipgloss drops
+// every colour (termenv honours it); the cursor row keeps its reverse
+// video and its "›" mark, and outside paths their "!", so nothing is told
+// by colour alone.
+type styles struct {
+	header, footer, cursor, dim, gold, err, ok, bold lipgloss.Style
+}
+
+func newStyles() styles {
+	return styles{
+		header: lipgloss.NewStyle().Bold(true).Reverse(true),
+		footer: lipgloss.NewStyle().Faint(true),
+		cursor: lipgloss.NewStyle().Reverse(true),
+		dim:    lipgloss.NewStyle().Faint(true),
+		// Gold: the person's paths (RFC 12, "outside paths come first, in gold").
+		gold: lipgloss.NewStyle().Foreground(lipgloss.Color("220")).Bold(true),
+		err:  lipgloss.NewStyle().Foreground(lipgloss.Color("9")).Bold(true),
+		ok:   lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		bold: lipgloss.NewStyle().Bold(true),
+	}
+}
+
+// cut shortens s (which may hold colour sequences) to w cells, with "…"
+// when something was cut.
+func cut(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// pad cuts or pads s to exactly w cells.
+func pad(s string, w int) string {
+	s = cut(s, w)
+	if n := ansi.StringWidth(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// fit makes lines exactly h lines of at most w cells: cut, or padded with
+// empty lines.
+func fit(lines []string, w, h int) []string {
+	out := make([]string, 0, h)
+	for i := 0; i < h; i++ {
+		if i < len(lines) {
+			out = append(out, cut(lines[i], w))
+		} else {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+// plural is "1 file", "3 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}
