@@ -32,7 +32,7 @@ type agentsScreen struct {
 
 func (s *agentsScreen) title() string { return "agents" }
 func (s *agentsScreen) help() string {
-	return "↑↓ move · enter checkpoints · k take a checkpoint · r reload"
+	return "enter checkpoints · k checkpoint · r reload"
 }
 
 func (s *agentsScreen) refresh(m *Model) tea.Cmd {

@@ -42,7 +42,7 @@ func (s *checkpointsScreen) title() string {
 }
 
 func (s *checkpointsScreen) help() string {
-	return "↑↓ move · enter diff · R roll back to it · k take a checkpoint · r reload"
+	return "enter diff · R roll back · k checkpoint · r reload"
 }
 
 type checkpointsLoaded struct {
@@ -181,5 +181,5 @@ func (s *checkpointsScreen) view(m *Model, w, h int) []string {
 		}
 	}
 	lines = fit(lines, w, h-1)
-	return append(lines, st.dim.Render("◆ safety checkpoint (pre_rollback: undo a rollback with it) · ↺ a rollback's result · ~ mid-turn · ! ref gone"))
+	return append(lines, st.dim.Render("◆ safety (pre_rollback) · ↺ rollback · ~ mid-turn · ! ref gone"))
 }

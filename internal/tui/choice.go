@@ -21,6 +21,7 @@ type choice struct {
 // written before a plan is confirmed.
 type choiceScreen struct {
 	o       planOpts
+	banner  string
 	head    string
 	lines   []string
 	paths   []string
@@ -93,9 +94,13 @@ func (c *choiceScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 
 func (c *choiceScreen) view(m *Model, w, h int) []string {
 	st := m.app.st
-	lines := []string{st.bold.Render(c.head)}
+	var lines []string
+	if c.banner != "" {
+		lines = append(lines, render(st.gold, wrap(c.banner, w, ""))...)
+	}
+	lines = append(lines, render(st.bold, wrap(c.head, w, "  "))...)
 	// The paths take what the choices leave; the rest is counted.
-	room := h - 3 - len(c.lines) - 2*len(c.choices) - 1
+	room := h - len(lines) - 2 - len(c.lines) - 3*len(c.choices)
 	for i, p := range c.paths {
 		if i >= room-1 && len(c.paths) > room {
 			lines = append(lines, st.gold.Render("  … and "+itoa(len(c.paths)-i)+" more"))
@@ -104,7 +109,9 @@ func (c *choiceScreen) view(m *Model, w, h int) []string {
 		lines = append(lines, st.gold.Render("  ! "+cli.QuotePath(p)))
 	}
 	lines = append(lines, "")
-	lines = append(lines, c.lines...)
+	for _, l := range c.lines {
+		lines = append(lines, wrap(l, w, "")...)
+	}
 	lines = append(lines, "")
 	for i, ch := range c.choices {
 		if i == c.l.cur {
@@ -112,7 +119,7 @@ func (c *choiceScreen) view(m *Model, w, h int) []string {
 		} else {
 			lines = append(lines, "  "+ch.label)
 		}
-		lines = append(lines, st.dim.Render("    "+ch.detail))
+		lines = append(lines, render(st.dim, wrap("    "+ch.detail, w, "    "))...)
 	}
 	return lines
 }

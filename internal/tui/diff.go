@@ -45,7 +45,7 @@ func (s *diffScreen) title() string {
 }
 
 func (s *diffScreen) help() string {
-	return "↑↓ move · tab other list · enter patch · R roll back to it"
+	return "enter patch · tab other list · R roll back"
 }
 
 type partLoaded struct {
@@ -199,7 +199,7 @@ func newPatch(from, to string, f checkpoint.FileDiff, where string) *patchScreen
 }
 
 func (s *patchScreen) title() string { return cli.QuotePath(s.file.Path) + " · " + s.where }
-func (s *patchScreen) help() string  { return "↑↓ pgup pgdn scroll · ←→ sideways" }
+func (s *patchScreen) help() string  { return "↑↓ pgup pgdn ←→ scroll" }
 
 func (s *patchScreen) refresh(m *Model) tea.Cmd {
 	if s.loaded {

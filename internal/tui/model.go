@@ -139,7 +139,7 @@ func errText(err error) string {
 	if re == nil {
 		return "error: " + err.Error()
 	}
-	s := "error: " + re.Message + " (" + re.Code + ")"
+	s := "error (" + re.Code + "): " + re.Message
 	for _, h := range re.Hints {
 		s += "; " + h
 	}
@@ -201,18 +201,28 @@ func (m *Model) View() string {
 	st := m.app.st
 	head := " git venom · " + m.top().title()
 	lines := []string{st.header.Render(pad(head, w))}
-	bodyH := h - 3
+	// The status line wraps to three lines at most: an error's code and
+	// hints must be readable on 80 columns.
+	status := wrap(m.status, w, "  ")
+	if len(status) > 3 {
+		status = status[:3]
+	}
+	if len(status) == 0 {
+		status = []string{""}
+	}
+	bodyH := h - 2 - len(status)
 	if bodyH < 1 {
 		bodyH = 1
 	}
 	lines = append(lines, fit(m.top().view(m, w, bodyH), w, bodyH)...)
-	status := m.status
-	if m.statusErr {
-		status = st.err.Render(cut(status, w))
-	} else {
-		status = cut(status, w)
+	for _, l := range status {
+		if m.statusErr {
+			l = st.err.Render(cut(l, w))
+		} else {
+			l = cut(l, w)
+		}
+		lines = append(lines, l)
 	}
-	lines = append(lines, status)
 	keys := m.top().help()
 	if len(m.stack) > 1 {
 		keys += " · esc back"

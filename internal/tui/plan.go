@@ -75,6 +75,7 @@ func (r *planRequest) update(m *Model, msg tea.Msg) tea.Cmd {
 		return show(newPlan(m, r.o, d.v.(*rollback.Result), r.banner))
 	}
 	if c := choiceFor(r.o, d.err); c != nil {
+		c.banner = r.banner
 		return show(c)
 	}
 	m.fail(d.err)
@@ -95,6 +96,7 @@ type planScreen struct {
 	res    *rollback.Result
 	banner string
 	rows   []planRow
+	rowsW  int   // the width rows were laid out for
 	shown  []int // indices into rows, under the filter
 	l      list
 	filter textinput.Model
@@ -107,8 +109,7 @@ func newPlan(m *Model, o planOpts, res *rollback.Result, banner string) *planScr
 	s := &planScreen{o: o, res: res, banner: banner, filter: textinput.New()}
 	s.filter.Prompt = "/"
 	s.filter.CharLimit = 256
-	s.rows = planRows(res)
-	s.apply()
+	s.layout(80)
 	return s
 }
 
@@ -122,7 +123,14 @@ func (s *planScreen) help() string {
 	if s.filtering {
 		return "type to filter paths · enter done · esc clear"
 	}
-	return "y confirm this plan · ↑↓ pgup pgdn scroll · / filter"
+	return "y confirm · ↑↓ pgup pgdn scroll · / filter"
+}
+
+// layout lays the rows out for width w (long lines of text wrap; a
+// path's line is cut), keeping the cursor's row.
+func (s *planScreen) layout(w int) {
+	s.rows, s.rowsW = planRows(s.res, w), w
+	s.apply()
 }
 
 // apply recomputes the rows shown under the filter.
@@ -207,6 +215,14 @@ func (s *planScreen) confirmed(m *Model, d done) tea.Cmd {
 		// in this plan's place, to be read and confirmed again.
 		return startPlan(m, s.o, "plan "+s.res.Plan+" is stale: the tree, HEAD or the choices changed since it was made, and nothing was rolled back. This is the new plan:", true)
 	}
+	if re := rfcerr.As(d.err); re != nil && choiceFor(s.o, d.err) != nil {
+		// The real call repeats the preflight before it compares plans,
+		// so a tree that changed since the plan may be refused for what
+		// changed (a person's new file: conflict.outside_edits) rather
+		// than as stale. Nothing was rolled back either way; the new dry
+		// run shows what to choose.
+		return startPlan(m, s.o, "nothing was rolled back: the tree changed since plan "+s.res.Plan+" ("+re.Code+"). This is the new dry run:", true)
+	}
 	m.fail(d.err)
 	return nil
 }
@@ -214,20 +230,25 @@ func (s *planScreen) confirmed(m *Model, d done) tea.Cmd {
 func (s *planScreen) view(m *Model, w, h int) []string {
 	st := m.app.st
 	res := s.res
+	if w != s.rowsW {
+		s.layout(w)
+	}
 	var top []string
 	if s.banner != "" {
-		top = append(top, st.gold.Render(cut(s.banner, w)))
+		top = append(top, render(st.gold, wrap(s.banner, w, ""))...)
 	}
 	head := "Roll back " + res.Agent + " to " + res.Checkpoint
 	if res.Guarded != nil && *res.Guarded {
 		head += " · guarded tree: HEAD and the index stay"
 	}
-	top = append(top, st.bold.Render(head), "plan "+res.Plan+" · "+summary(res))
+	top = append(top, render(st.bold, wrap(head, w, "  "))...)
+	top = append(top, wrap("plan "+res.Plan+" · "+summary(res), w, "  ")...)
 	bottom := []string{}
 	if s.filtering || s.filter.Value() != "" {
-		bottom = append(bottom, s.filter.View()+st.dim.Render("  ("+itoa(s.countShown())+" of "+itoa(s.countPaths())+" paths shown; y confirms the whole plan)"))
+		bottom = append(bottom, s.filter.View()+st.dim.Render("  "+itoa(s.countShown())+" of "+itoa(s.countPaths())+" paths; y confirms them all"))
 	}
-	bottom = append(bottom, st.bold.Render("y")+" rolls back by quoting this plan: "+st.dim.Render(s.o.command(res.Plan)))
+	bottom = append(bottom, st.bold.Render("y")+" rolls back with plan "+res.Plan+", as:")
+	bottom = append(bottom, render(st.dim, wrap("  "+s.o.command(res.Plan), w, "    "))...)
 	listH := h - len(top) - len(bottom) - 1
 	lines := append(top, "")
 	from, to := s.l.window(listH)
@@ -291,7 +312,7 @@ type planRow struct {
 // planRows lays out a dry run's result, in the order of RFC 12 and of
 // `git venom-plan`: the person's paths, the other paths, what is left and
 // why, HEAD and the conversation.
-func planRows(res *rollback.Result) []planRow {
+func planRows(res *rollback.Result, w int) []planRow {
 	r := res.Repos[0]
 	var rows []planRow
 	var outside, rest []rollback.File
@@ -343,12 +364,15 @@ func planRows(res *rollback.Result) []planRow {
 			rows = append(rows, planRow{text: "    " + cli.QuotePath(p), path: p, kind: rowPath})
 		}
 	}
-	rows = append(rows, planRow{text: ""}, planRow{text: headLine(r.Head)})
-	for _, l := range conversationLines(res) {
-		rows = append(rows, planRow{text: l})
-	}
+	text := []string{"", headLine(r.Head)}
+	text = append(text, conversationLines(res)...)
 	if len(res.SharedWith) > 0 {
-		rows = append(rows, planRow{text: "shared with: " + strings.Join(res.SharedWith, ", ") + " (they get a note)"})
+		text = append(text, "shared with: "+strings.Join(res.SharedWith, ", ")+" (they get a note)")
+	}
+	for _, t := range text {
+		for _, l := range wrap(t, w, "    ") {
+			rows = append(rows, planRow{text: l})
+		}
 	}
 	return rows
 }

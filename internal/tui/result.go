@@ -58,7 +58,7 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 	st := m.app.st
 	res := s.res
 	r := res.Repos[0]
-	lines := []string{st.bold.Render(transcriptRow(res))}
+	lines := render(st.bold, wrap(transcriptRow(res), w, "  "))
 	if d := res.Conversation.Drops; res.Conversation.Rewinds && len(d) > 0 {
 		lines = append(lines, st.dim.Render("  ▸ dropped "+strings.Join(d, ", ")))
 	}
@@ -78,10 +78,16 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 		tail = append(tail, "the model will be told: "+res.Note)
 	}
 	if len(res.Conversation.Resume) > 0 {
-		tail = append(tail, "to resume the conversation as it was "+orAfter(res.Conversation.ThroughTurn)+":",
-			"  "+strings.Join(res.Conversation.Resume, " "),
-			"close the old session: what it remembers no longer matches the files")
+		tail = append(tail, "to resume the conversation as it was "+orAfter(res.Conversation.ThroughTurn)+":")
+		// The command wraps, never cut: a person copies it.
+		tail = append(tail, wrap("  "+strings.Join(res.Conversation.Resume, " "), w, "    ")...)
+		tail = append(tail, "close the old session: what it remembers no longer matches the files")
 	}
+	var wrapped []string
+	for _, l := range tail {
+		wrapped = append(wrapped, wrap(l, w, "  ")...)
+	}
+	tail = wrapped
 	var rows []string
 	for _, f := range r.Files {
 		rows = append(rows, "    "+pad(f.Change, 7)+" "+pad(f.Class, 8)+" "+cli.QuotePath(f.Path))

@@ -71,3 +71,53 @@ func plural(n int, one, many string) string {
 	}
 	return itoa(n) + " " + many
 }
+
+// wrap breaks s (plain text) into lines of at most w cells at spaces only
+// (a command or a path never breaks at a hyphen), the lines after the
+// first indented by indent; a word longer than a line is cut into pieces.
+func wrap(s string, w int, indent string) []string {
+	if w <= ansi.StringWidth(indent)+8 || ansi.StringWidth(s) <= w {
+		return []string{s}
+	}
+	var out []string
+	line := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	empty := true
+	for _, word := range strings.Fields(s) {
+		for {
+			lw, ww := ansi.StringWidth(line), ansi.StringWidth(word)
+			sep := 1
+			if empty {
+				sep = 0
+			}
+			if lw+sep+ww <= w {
+				if !empty {
+					line += " "
+				}
+				line, empty = line+word, false
+				break
+			}
+			if !empty {
+				out = append(out, line)
+				line, empty = indent, true
+				continue
+			}
+			n := w - lw
+			out = append(out, line+ansi.Cut(word, 0, n))
+			word = ansi.Cut(word, n, ww)
+			line = indent
+		}
+	}
+	if !empty {
+		out = append(out, line)
+	}
+	return out
+}
+
+// render styles each of lines.
+func render(st lipgloss.Style, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = st.Render(l)
+	}
+	return out
+}
