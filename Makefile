@@ -22,14 +22,15 @@ E2E_TIMEOUT ?= 30m
 INSTALL_DEPS ?= build man
 
 CMDS      = checkpoint plan rollback hook doctor
-BINS      = $(CMDS:%=bin/git-venom-%)
-MAN_SRC   = $(wildcard docs/man/git-venom-*.md)
+# bin/git-venom is `git venom`, the terminal UI (RFC 12).
+BINS      = $(CMDS:%=bin/git-venom-%) bin/git-venom
+MAN_SRC   = $(wildcard docs/man/git-venom*.md)
 MAN_PAGES = $(MAN_SRC:.md=.1)
 T_SCRIPTS = $(wildcard t/t[0-9][0-9][0-9][0-9]-*.sh)
 
 .PHONY: build install man test e2e check bench demo clean fuzz-long
 
-## build: compile the five git-venom-* binaries into bin/
+## build: compile the six binaries (git-venom-* and git-venom, the TUI) into bin/
 # Static and stripped: a hook starts one of them on every event, and a
 # dynamically linked Go binary with its debug info costs about twice the
 # CPU to start (issue 5, `make bench` hook rows). Nothing here needs cgo.

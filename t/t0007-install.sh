@@ -11,15 +11,16 @@ prefix="$VENOM_TEST_ROOT/prefix"
 # build and module caches (and go's own settings) instead of the test's
 # empty HOME. INSTALL_DEPS=man installs the bin/ under test without
 # rebuilding it while other scripts use it.
-test_expect_success MAKE 'make install PREFIX=... installs the five binaries and the man pages' '
+test_expect_success MAKE 'make install PREFIX=... installs the six binaries and the man pages' '
 	env HOME="$VENOM_TEST_ORIG_HOME" PATH="$VENOM_TEST_ORIG_PATH" \
 		make -s -C "$VENOM_SRC" install INSTALL_DEPS=man PREFIX="$prefix" >make.out 2>&1 || {
 		cat make.out >&4
 		false
 	} &&
-	for c in checkpoint plan rollback hook doctor; do
-		test -x "$prefix/bin/git-venom-$c" &&
-		cmp "$VENOM_BIN/git-venom-$c" "$prefix/bin/git-venom-$c" || return 1
+	for b in git-venom-checkpoint git-venom-plan git-venom-rollback git-venom-hook git-venom-doctor git-venom; do
+		test -x "$prefix/bin/$b" &&
+		cmp "$VENOM_BIN/$b" "$prefix/bin/$b" &&
+		test_path_is_file "$prefix/share/man/man1/$b.1" || return 1
 	done &&
 	test_path_is_file "$prefix/share/man/man1/git-venom-checkpoint.1" &&
 	head -n 5 "$prefix/share/man/man1/git-venom-checkpoint.1" >head.out &&
@@ -44,6 +45,24 @@ test_expect_success INSTALLED,MAN 'git help venom-checkpoint shows the man page'
 	grep "^ *git-venom-checkpoint  *- record the whole" help.out &&
 	grep "venom.checkpoints.maxFileBytes" help.out &&
 	grep "unsupported.checkpoint_no_repo" help.out
+'
+
+test_expect_success INSTALLED,MAN 'git help venom shows the TUI'\''s page, and git venom --help the same' '
+	PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" MANPATH="$prefix/share/man:" MANWIDTH=80 \
+		git help venom >tui-help.out 2>help.err </dev/null || {
+		cat help.err >&4
+		false
+	} &&
+	grep "^ *git-venom  *- a terminal UI" tui-help.out &&
+	grep "denied.agent_caller" tui-help.out &&
+	PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" MANPATH="$prefix/share/man:" MANWIDTH=80 \
+		git venom --help >tui-help2.out 2>help.err </dev/null &&
+	test_cmp tui-help.out tui-help2.out
+'
+
+test_expect_success INSTALLED 'the installed git venom runs through git (and refuses without a terminal)' '
+	(cd repo && PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" test_expect_code 10 git venom >../tui.out 2>../tui.err) &&
+	grep "^error: git venom is a terminal UI" tui.err
 '
 
 test_expect_success INSTALLED,MAN 'git venom-checkpoint --help shows the same page' '

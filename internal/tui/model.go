@@ -50,6 +50,10 @@ type screen interface {
 // typed): q, esc and the screen's letters then go to the input.
 type typing interface{ typing() bool }
 
+// escaper is a screen that may use esc itself (to clear a filter) before
+// it means "back"; esc reports whether it did.
+type escaper interface{ esc() bool }
+
 // refresher is a screen that reloads what it shows when it is on top
 // again (after the screen above it is closed).
 type refresher interface{ refresh(m *Model) tea.Cmd }
@@ -180,6 +184,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		case k == "esc" && !typingNow && len(m.stack) > 1:
 			if m.app.busy {
+				return m, nil
+			}
+			if e, ok := m.top().(escaper); ok && e.esc() {
 				return m, nil
 			}
 			m.status = ""

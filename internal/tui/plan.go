@@ -115,6 +115,16 @@ func newPlan(m *Model, o planOpts, res *rollback.Result, banner string) *planScr
 
 func (s *planScreen) typing() bool { return s.filtering }
 
+// esc clears a filter that is set; the next esc goes back.
+func (s *planScreen) esc() bool {
+	if s.filter.Value() == "" {
+		return false
+	}
+	s.filter.SetValue("")
+	s.apply()
+	return true
+}
+
 func (s *planScreen) title() string {
 	return s.res.Agent + " · plan to roll back to " + s.res.Checkpoint
 }
@@ -122,6 +132,9 @@ func (s *planScreen) title() string {
 func (s *planScreen) help() string {
 	if s.filtering {
 		return "type to filter paths · enter done · esc clear"
+	}
+	if s.filter.Value() != "" {
+		return "y confirm · ↑↓ pgup pgdn scroll · / filter · esc clear filter"
 	}
 	return "y confirm · ↑↓ pgup pgdn scroll · / filter"
 }

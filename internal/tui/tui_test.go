@@ -1,0 +1,210 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/rollback"
+)
+
+func strp(s string) *string { return &s }
+
+func TestTranscriptRow(t *testing.T) {
+	one := []rollback.Repo{{Files: []rollback.File{{Path: "a", Change: "modify", Class: "agent"}}}}
+	two := []rollback.Repo{{Files: []rollback.File{{Path: "a"}, {Path: "b"}}}}
+	for _, c := range []struct {
+		res  rollback.Result
+		want string
+	}{
+		// RFC 12's own example.
+		{rollback.Result{Checkpoint: "k2", Restore: "all", Safety: "k4", Repos: one,
+			Conversation: rollback.Conversation{Rewinds: true, ThroughTurn: strp("t1"), Drops: []string{"t2"}}},
+			"↺ Rolled back to k2 (after t1) · 1 file · conversation too · undo: k4"},
+		{rollback.Result{Checkpoint: "k1", Restore: "files", Safety: "k7", Repos: two},
+			"↺ Rolled back to k1 (before the first turn) · 2 files · files only · undo: k7"},
+		{rollback.Result{Checkpoint: "k3", Restore: "all", Safety: "k5", Repos: two,
+			Conversation: rollback.Conversation{ThroughTurn: strp("t2")}},
+			"↺ Rolled back to k3 (after t2) · 2 files · conversation unchanged · undo: k5"},
+	} {
+		if got := transcriptRow(&c.res); got != c.want {
+			t.Errorf("transcriptRow = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestWrapBreaksAtSpacesOnly(t *testing.T) {
+	cmd := "  it continues in a new session 376c7784-f09a: claude --resume=11111111-2222-3333-4444-555555555555 --resume-session-at=e1 --fork-session"
+	lines := wrap(cmd, 60, "    ")
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w > 60 {
+			t.Errorf("line %d is %d cells: %q", i, w, l)
+		}
+		if i > 0 && !strings.HasPrefix(l, "    ") {
+			t.Errorf("line %d is not indented: %q", i, l)
+		}
+	}
+	// Every word comes back whole and in order: nothing cut at a hyphen.
+	if got := strings.Join(strings.Fields(strings.Join(lines, " ")), " "); got != strings.Join(strings.Fields(cmd), " ") {
+		t.Errorf("words changed:\n%q\n%q", got, cmd)
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l, "-") {
+			t.Errorf("line broken at a hyphen: %q", l)
+		}
+	}
+	// A word longer than a line is cut into pieces, nothing lost.
+	long := strings.Repeat("x", 100)
+	got := wrap(long, 30, "  ")
+	if strings.ReplaceAll(strings.Join(got, ""), " ", "") != long {
+		t.Errorf("long word lost bytes: %q", got)
+	}
+	if short := wrap("fits", 30, ""); len(short) != 1 || short[0] != "fits" {
+		t.Errorf("wrap of a short line = %q", short)
+	}
+}
+
+func TestPlanRowsPersonFirstThenFilesThenLeftThenHeadAndConversation(t *testing.T) {
+	head := "0123456789abcdef"
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k2", Restore: "all", Plan: "p2-x",
+		Conversation: rollback.Conversation{Rewinds: true, ThroughTurn: strp("t1"), Drops: []string{"t2"}},
+		Repos: []rollback.Repo{{
+			Head: rollback.Head{From: &head, To: &head},
+			Files: []rollback.File{
+				{Path: "src/app.py", Change: "modify", Class: "agent"},
+				{Path: "notes.txt", Change: "modify", Class: "outside"},
+			},
+			Left: []rollback.Left{{Path: "big.bin", Reason: "too_big"}, {Path: "mine.txt", Reason: "outside", Detail: "created after the last checkpoint"}},
+		}}}
+	var got []string
+	for _, r := range planRows(res, 80) {
+		got = append(got, r.text)
+	}
+	want := []string{
+		"changed outside the agent's turns (a person, or a gap), restored too:",
+		"  ! modify  notes.txt",
+		"changed outside the agent's turns, kept as they are:",
+		"  ! mine.txt (created after the last checkpoint)",
+		"files:",
+		"    modify  agent    src/app.py",
+		"left as they are:",
+		"    too_big             big.bin",
+		"",
+		"HEAD: stays at 0123456789",
+		"conversation: rewinds to t1, dropping t2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	rows := planRows(res, 80)
+	if rows[1].kind != rowOutside || rows[3].kind != rowOutside || rows[5].kind != rowPath {
+		t.Errorf("kinds: %+v", rows[:6])
+	}
+}
+
+func TestPlanFilterKeepsHeadingsAndMatchingPaths(t *testing.T) {
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", Restore: "all", Repos: []rollback.Repo{{}}}
+	for i := 0; i < 10000; i++ {
+		dir := "gen/a/"
+		if i%2 == 1 {
+			dir = "gen/b/"
+		}
+		res.Repos[0].Files = append(res.Repos[0].Files, rollback.File{Path: dir + itoa(i) + ".txt", Change: "delete", Class: "turn"})
+	}
+	res.Repos[0].Files = append(res.Repos[0].Files, rollback.File{Path: "src/app.py", Change: "modify", Class: "agent"})
+	s := newPlan(newModel(&app{st: newStyles()}), planOpts{agent: "a1", checkpoint: "k1", restore: "all"}, res, "")
+	if s.countPaths() != 10001 {
+		t.Fatalf("paths = %d", s.countPaths())
+	}
+	s.filter.SetValue("src/")
+	s.apply()
+	if s.countShown() != 1 {
+		t.Errorf("shown under src/ = %d, want 1", s.countShown())
+	}
+	var texts []string
+	for _, i := range s.shown {
+		texts = append(texts, s.rows[i].text)
+	}
+	joined := strings.Join(texts, "\n")
+	if !strings.Contains(joined, "src/app.py") || strings.Contains(joined, "gen/a/0.txt") || !strings.Contains(joined, "HEAD: stays") {
+		t.Errorf("filtered rows:\n%s", joined)
+	}
+}
+
+func TestChoiceFor(t *testing.T) {
+	o := planOpts{agent: "a1", checkpoint: "k2", restore: "all"}
+	out := rfcerr.New("conflict.outside_edits", map[string]any{"repos": []map[string]any{{"repo": ".", "paths": []string{"notes.txt"}}}}, "1 path(s)")
+	c := choiceFor(o, out)
+	if c == nil || len(c.choices) != 2 || c.choices[0].label != "keep those files" || c.choices[1].label != "overwrite them" {
+		t.Fatalf("outside choice = %+v", c)
+	}
+	if len(c.paths) != 1 || c.paths[0] != "notes.txt" || c.l.cur != 0 {
+		t.Errorf("paths %q, default %d", c.paths, c.l.cur)
+	}
+	for i, want := range []string{"keep", "overwrite"} {
+		got := o
+		c.choices[i].set(&got)
+		if got.outside != want || got.restore != "all" {
+			t.Errorf("choice %d sets %+v", i, got)
+		}
+	}
+	for _, code := range []string{"unsupported.harness_capability", "conflict.checkpoint_files_only"} {
+		c := choiceFor(o, rfcerr.New(code, nil, "cannot be rewound"))
+		if c == nil || len(c.choices) != 1 {
+			t.Fatalf("%s: %+v", code, c)
+		}
+		got := o
+		c.choices[0].set(&got)
+		if got.restore != "files" {
+			t.Errorf("%s: %+v", code, got)
+		}
+	}
+	c = choiceFor(o, rfcerr.New("conflict.head_moved", nil, "moved"))
+	got := o
+	c.choices[0].set(&got)
+	if !got.keepHead {
+		t.Errorf("head choice: %+v", got)
+	}
+	for _, err := range []error{rfcerr.New("denied.agent_caller", nil, "no"), rfcerr.New("conflict.rollback_stale", nil, "stale"), errors.New("plain")} {
+		if choiceFor(o, err) != nil {
+			t.Errorf("a choice for %v", err)
+		}
+	}
+}
+
+func TestCommandQuotesTheChoices(t *testing.T) {
+	o := planOpts{agent: "a1", checkpoint: "k2", restore: "files", outside: "keep", keepHead: true}
+	if got, want := o.command("p2-ab"), "git venom-rollback --agent a1 k2 --plan p2-ab --restore files --outside keep --keep-head"; got != want {
+		t.Errorf("command = %q, want %q", got, want)
+	}
+}
+
+func TestListKeepsTheCursorInView(t *testing.T) {
+	l := list{n: 10000}
+	from, to := l.window(20)
+	if from != 0 || to != 20 {
+		t.Fatalf("window = %d..%d", from, to)
+	}
+	l.key("end")
+	if from, to = l.window(20); l.cur != 9999 || from != 9980 || to != 10000 {
+		t.Errorf("end: cur %d window %d..%d", l.cur, from, to)
+	}
+	l.key("pgup")
+	if from, _ = l.window(20); l.cur != 9979 || from != 9979 {
+		t.Errorf("pgup: cur %d from %d", l.cur, from)
+	}
+	l.key("home")
+	l.key("up")
+	if l.cur != 0 {
+		t.Errorf("up at the top: %d", l.cur)
+	}
+}
+
+func TestStatusErrorNamesItsCode(t *testing.T) {
+	err := rfcerr.New("denied.agent_caller", nil, "an agent may not roll back a guarded tree").WithHint("ask the person")
+	if got, want := errText(err), "error (denied.agent_caller): an agent may not roll back a guarded tree; ask the person"; got != want {
+		t.Errorf("errText = %q, want %q", got, want)
+	}
+}
