@@ -79,7 +79,7 @@ test_expect_success 'without a terminal on stdout git venom refuses, pointing at
 	grep "^trace: code unsupported.terminal" "$TUI_DIR/err"
 '
 
-test_expect_success TMUX 'the agents screen lists a1 with its harness, turn, last checkpoint and guard; the list is newest first; looking writes nothing' '
+test_expect_success TMUX 'the agents screen lists a1 with its harness, turn, last checkpoint and guard; the list is newest first; looking (and y without a plan) writes nothing' '
 	tui_repo list claude-code &&
 	state >"$TUI_DIR/before" &&
 	test_when_finished tui_stop &&
@@ -98,6 +98,8 @@ test_expect_success TMUX 'the agents screen lists a1 with its harness, turn, las
 	grep "^›   k3    turn_end     t2   2 files " "$TUI_DIR/list" &&
 	grep "^    k2    turn_end     t1   2 files " "$TUI_DIR/list" &&
 	grep "^    k1    turn_start   t1   0 files " "$TUI_DIR/list" &&
+	# No plan is shown, so y says yes to nothing.
+	tui_keys y &&
 	test_expect_code 0 tui_quit >"$TUI_DIR/code" &&
 	echo 0 >"$TUI_DIR/expect" &&
 	test_cmp "$TUI_DIR/expect" "$TUI_DIR/code" &&
@@ -309,8 +311,8 @@ test_expect_success TMUX 'a stale plan is refused as on the CLI (nothing changes
 	test_path_is_file late.txt
 '
 
-test_expect_success TMUX 'a harness without rewind offers the files only, and says the model will be told' '
-	tui_repo codex codex &&
+test_expect_success TMUX 'a harness without rewind (Gemini CLI) offers the files only, and says the model will be told' '
+	tui_repo gemini gemini &&
 	test_when_finished tui_stop &&
 	tui_start &&
 	open_list &&

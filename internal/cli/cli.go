@@ -63,11 +63,10 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err := rfcerr.New("failed.internal", map[string]any{"panic": fmt.Sprint(p)}, "internal error: %v", p)
 			if os.Getenv("GIT_VENOM_TRACE") != "" {
 				fmt.Fprintf(errw, "%s\n", debug.Stack())
 			}
-			code = report(e, err)
+			code = report(e, panicErr(p))
 		}
 	}()
 	run, ok := verbs[verb]
@@ -90,6 +89,11 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		return report(e, err)
 	}
 	return 0
+}
+
+// panicErr is a recovered panic as failed.internal (DESIGN.md 7: a bug).
+func panicErr(p any) error {
+	return rfcerr.New("failed.internal", map[string]any{"panic": fmt.Sprint(p)}, "internal error: %v", p)
 }
 
 // startProfile writes a CPU profile of this process (not of its git

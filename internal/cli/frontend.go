@@ -1,6 +1,14 @@
 package cli
 
-import "io"
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/venom-org/git-venom/harness"
+	"github.com/venom-org/git-venom/rollback"
+)
 
 // What another frontend over the same packages (the TUI, internal/tui)
 // shares with the CLI, so that a path, a time and an error read the same in
@@ -24,4 +32,24 @@ func Short(oid string) string { return short(oid) }
 // the class of its RFC 11.3 code (exitCode).
 func Fail(errw io.Writer, err error) int {
 	return report(&env{IO: IO{Err: errw}}, err)
+}
+
+// Recovered reports a panic p the way Main does, as failed.internal (exit
+// 1), with the stack when GIT_VENOM_TRACE is set, and returns the exit
+// status: a frontend's main defers it.
+func Recovered(errw io.Writer, p any) int {
+	if os.Getenv("GIT_VENOM_TRACE") != "" {
+		fmt.Fprintf(errw, "%s\n", debug.Stack())
+	}
+	return Fail(errw, panicErr(p))
+}
+
+// RollbackOptions is o as git venom-plan and git venom-rollback fill it:
+// the caller (Caller, RFC 11.4: an agent's real rollback of a guarded tree
+// is denied.agent_caller) and the harness's part of a rewind
+// (harness.ResolveEnd, harness.Rewind). A frontend that sets only the
+// choices asks exactly what the commands ask.
+func RollbackOptions(o rollback.Options) rollback.Options {
+	o.Caller, o.ResolveEnd, o.Rewind = Caller(), harness.ResolveEnd, harness.Rewind
+	return o
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/harness"
 	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
@@ -98,9 +97,8 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	if err != nil {
 		return err
 	}
-	o := rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
-		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Caller: Caller(), ResolveEnd: harness.ResolveEnd,
-		Rewind: harness.Rewind}
+	o := RollbackOptions(rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
+		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan})
 	res, err := rollback.Run(ctx, t, o)
 	if err != nil {
 		return err

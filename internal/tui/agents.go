@@ -7,7 +7,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/cli"
-	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/rollback"
 )
@@ -47,7 +46,7 @@ type agentsLoaded struct {
 func loadAgents(t *checkpoint.Tree) (any, error) {
 	st, err := t.Log.Load()
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+		return nil, checkpoint.LogError(err, "reading the log")
 	}
 	out := agentsLoaded{}
 	for _, id := range st.AgentIDs(t.Path()) {

@@ -57,7 +57,7 @@ func (s *checkpointsScreen) refresh(m *Model) tea.Cmd {
 	return m.run(s, "list", func(ctx context.Context) (any, error) {
 		st, err := t.Log.Load()
 		if err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+			return nil, checkpoint.LogError(err, "reading the log")
 		}
 		a := st.Agents[agent]
 		if a == nil {

@@ -73,8 +73,10 @@ func outsidePaths(re *rfcerr.Error) []string {
 	return p
 }
 
-func (c *choiceScreen) title() string { return c.o.agent + " · roll back to " + c.o.checkpoint + ": a choice" }
-func (c *choiceScreen) help() string  { return "↑↓ choose · enter plan with it" }
+func (c *choiceScreen) title() string {
+	return c.o.agent + " · roll back to " + c.o.checkpoint + ": a choice"
+}
+func (c *choiceScreen) help() string { return "↑↓ choose · enter plan with it" }
 
 func (c *choiceScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyMsg)

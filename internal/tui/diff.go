@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/cli"
-	"github.com/venom-org/git-venom/internal/rfcerr"
 )
 
 // diffPart is one of the diff screen's two lists: the files between two
@@ -59,7 +58,7 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 	since := m.run(s, "part", func(ctx context.Context) (any, error) {
 		st, err := t.Log.Load()
 		if err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+			return nil, checkpoint.LogError(err, "reading the log")
 		}
 		sv, err := t.Find(ctx, st, agent, id)
 		if err != nil {
@@ -73,7 +72,7 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 	now := m.run(s, "part", func(ctx context.Context) (any, error) {
 		st, err := t.Log.Load()
 		if err != nil {
-			return nil, rfcerr.Wrap("failed.internal", err, nil, "reading the log")
+			return nil, checkpoint.LogError(err, "reading the log")
 		}
 		sv, err := t.Find(ctx, st, agent, id)
 		if err != nil {

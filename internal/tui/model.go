@@ -19,12 +19,11 @@ type app struct {
 	// run stops there. A rollback's real call runs under
 	// context.Background(), never cut halfway (RFC 11.5: its writes have
 	// no time limit), and the TUI waits for it before it exits.
-	ctx    context.Context
-	tree   *checkpoint.Tree
-	caller string
-	color  bool // git's colours in patches: a terminal, no NO_COLOR, color.diff
-	mu     sync.Mutex
-	st     styles
+	ctx   context.Context
+	tree  *checkpoint.Tree
+	color bool // git's colours in patches: a terminal, no NO_COLOR, color.diff
+	mu    sync.Mutex
+	st    styles
 	// busy is true while a rollback's real call runs: q and ctrl+c wait.
 	busy bool
 }
@@ -134,7 +133,7 @@ func popTo[T screen](m *Model) tea.Cmd {
 	return nil
 }
 
-func (m *Model) say(s string)  { m.status, m.statusErr = s, false }
+func (m *Model) say(s string)   { m.status, m.statusErr = s, false }
 func (m *Model) fail(err error) { m.status, m.statusErr = errText(err), true }
 
 // errText is an error as one line: its message and code, then its hints.
@@ -257,9 +256,13 @@ func (l *list) key(k string) bool {
 	case "down", "ctrl+n":
 		l.cur++
 	case "pgup":
+		// A page moves the view as well as the cursor, so the rows
+		// shown are the next page, not the cursor at the bottom.
 		l.cur -= h
+		l.off -= h
 	case "pgdown", " ":
 		l.cur += h
+		l.off += h
 	case "home":
 		l.cur = 0
 	case "end":

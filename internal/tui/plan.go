@@ -18,9 +18,11 @@ type planOpts struct {
 	keepHead                            bool
 }
 
-func (o planOpts) options(a *app) rollback.Options {
-	return rollback.Options{Agent: o.agent, Checkpoint: o.checkpoint, Restore: o.restore, Outside: o.outside,
-		KeepHead: o.keepHead, Caller: a.caller, ResolveEnd: resolveEnd}
+// options are the rollback's options, with the caller and the harness's
+// part filled in as the CLI fills them (cli.RollbackOptions).
+func (o planOpts) options() rollback.Options {
+	return cli.RollbackOptions(rollback.Options{Agent: o.agent, Checkpoint: o.checkpoint, Restore: o.restore,
+		Outside: o.outside, KeepHead: o.keepHead})
 }
 
 // command is the CLI's confirmation of the same plan, shown beside `y`.
@@ -46,8 +48,8 @@ type planRequest struct {
 	replace bool
 }
 
-func (r *planRequest) title() string                { return "" }
-func (r *planRequest) help() string                 { return "" }
+func (r *planRequest) title() string                  { return "" }
+func (r *planRequest) help() string                   { return "" }
 func (r *planRequest) view(*Model, int, int) []string { return nil }
 
 // startPlan runs the dry run of o (RFC 7.2: it writes nothing) and shows
@@ -58,7 +60,7 @@ func startPlan(m *Model, o planOpts, banner string, replace bool) tea.Cmd {
 	m.say("planning the rollback of " + o.agent + " to " + o.checkpoint + "…")
 	a := m.app
 	return m.run(r, "plan", func(ctx context.Context) (any, error) {
-		opt := o.options(a)
+		opt := o.options()
 		opt.DryRun = true
 		return rollback.Run(ctx, a.tree, opt)
 	})
@@ -81,10 +83,6 @@ func (r *planRequest) update(m *Model, msg tea.Msg) tea.Cmd {
 	m.fail(d.err)
 	return nil
 }
-
-// resolveEnd is harness.ResolveEnd, as the CLI passes it; a variable so
-// that the TUI's tests need no harness.
-var resolveEnd = defaultResolveEnd
 
 // planScreen is the confirmation screen (RFC 12): a dry run's result, the
 // person's paths first in gold, then the other paths, then those left as
@@ -207,7 +205,7 @@ func (s *planScreen) confirm(m *Model) tea.Cmd {
 	a := m.app
 	s.running, a.busy = true, true
 	m.say("rolling back " + s.o.agent + " to " + s.o.checkpoint + " with plan " + s.res.Plan + "…")
-	opt := s.o.options(a)
+	opt := s.o.options()
 	opt.Plan = s.res.Plan
 	return func() tea.Msg {
 		var res *rollback.Result

@@ -14,21 +14,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/harness"
 	"github.com/venom-org/git-venom/internal/cli"
 	"github.com/venom-org/git-venom/internal/rfcerr"
-	"github.com/venom-org/git-venom/journal"
 )
 
 const usage = "git venom [--agent <id>] [-C <path>]"
-
-func defaultResolveEnd(h string, p *journal.EndPending) string { return harness.ResolveEnd(h, p) }
 
 // Main runs `git venom` with args (without the program name) and returns
 // the exit status: 0, or the class of an error's RFC 11.3 code, printed as
@@ -39,10 +34,7 @@ func defaultResolveEnd(h string, p *journal.EndPending) string { return harness.
 func Main(args []string, in *os.File, out *os.File, errw io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
-			if os.Getenv("GIT_VENOM_TRACE") != "" {
-				fmt.Fprintf(errw, "%s\n", debug.Stack())
-			}
-			code = cli.Fail(errw, rfcerr.New("failed.internal", map[string]any{"panic": fmt.Sprint(p)}, "internal error: %v", p))
+			code = cli.Recovered(errw, p)
 		}
 	}()
 	fs := pflag.NewFlagSet("venom", pflag.ContinueOnError)
@@ -77,12 +69,12 @@ func Main(args []string, in *os.File, out *os.File, errw io.Writer) (code int) {
 	if err != nil {
 		return cli.Fail(errw, err)
 	}
-	a := &app{ctx: ctx, tree: t, caller: cli.Caller(), st: newStyles(), color: os.Getenv("NO_COLOR") == ""}
+	a := &app{ctx: ctx, tree: t, st: newStyles(), color: os.Getenv("NO_COLOR") == ""}
 	first := []screen{&agentsScreen{}}
 	if *agent != "" {
 		st, err := t.Log.Load()
 		if err != nil {
-			return cli.Fail(errw, rfcerr.Wrap("failed.internal", err, nil, "reading the log"))
+			return cli.Fail(errw, checkpoint.LogError(err, "reading the log"))
 		}
 		id, err := t.ResolveAgent(*agent, st)
 		if err != nil {
@@ -103,7 +95,7 @@ func Main(args []string, in *os.File, out *os.File, errw io.Writer) (code int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return cli.Fail(errw, rfcerr.Wrap("failed.internal", err, nil, "running the terminal UI"))
+		return cli.Fail(errw, rfcerr.Wrap("unsupported.terminal", err, nil, "the terminal UI could not run: %v", err))
 	}
 	return 0
 }

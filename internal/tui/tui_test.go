@@ -192,8 +192,13 @@ func TestListKeepsTheCursorInView(t *testing.T) {
 		t.Errorf("end: cur %d window %d..%d", l.cur, from, to)
 	}
 	l.key("pgup")
-	if from, _ = l.window(20); l.cur != 9979 || from != 9979 {
+	if from, _ = l.window(20); l.cur != 9979 || from != 9960 {
 		t.Errorf("pgup: cur %d from %d", l.cur, from)
+	}
+	l.key("home")
+	l.key("pgdown")
+	if from, _ = l.window(20); l.cur != 20 || from != 20 {
+		t.Errorf("pgdown from the top: cur %d from %d (the next page)", l.cur, from)
 	}
 	l.key("home")
 	l.key("up")
