@@ -342,20 +342,28 @@ func planRows(res *rollback.Result, w int) []planRow {
 			left = append(left, l)
 		}
 	}
+	// section starts a section: its heading, after a blank row unless
+	// it is the first.
+	section := func(text string, kind int) {
+		if len(rows) > 0 {
+			rows = append(rows, planRow{text: ""})
+		}
+		rows = append(rows, planRow{text: text, kind: kind})
+	}
 	if len(outside) > 0 {
-		rows = append(rows, planRow{text: "changed outside the agent's turns (a person, or a gap), restored too:", kind: rowOutsideHeading})
+		section("changed outside the agent's turns (a person, or a gap), restored too:", rowOutsideHeading)
 		for _, f := range outside {
 			rows = append(rows, planRow{text: "  ! " + pad(f.Change, 7) + " " + cli.QuotePath(f.Path), path: f.Path, kind: rowOutside})
 		}
 	}
 	if len(keptOut) > 0 {
-		rows = append(rows, planRow{text: "changed outside the agent's turns, kept as they are:", kind: rowOutsideHeading})
+		section("changed outside the agent's turns, kept as they are:", rowOutsideHeading)
 		for _, l := range keptOut {
 			rows = append(rows, planRow{text: "  ! " + cli.QuotePath(l.Path) + detail(l), path: l.Path, kind: rowOutside})
 		}
 	}
 	if len(rest) > 0 {
-		rows = append(rows, planRow{text: "files:", kind: rowHeading})
+		section("files:", rowHeading)
 		for _, f := range rest {
 			rows = append(rows, planRow{text: "    " + pad(f.Change, 7) + " " + pad(f.Class, 8) + " " + cli.QuotePath(f.Path), path: f.Path, kind: rowPath})
 		}
@@ -364,13 +372,13 @@ func planRows(res *rollback.Result, w int) []planRow {
 		rows = append(rows, planRow{text: "no file changes: the tree already matches"})
 	}
 	if len(left) > 0 {
-		rows = append(rows, planRow{text: "left as they are:", kind: rowHeading})
+		section("left as they are:", rowHeading)
 		for _, l := range left {
 			rows = append(rows, planRow{text: "    " + pad(l.Reason, 19) + " " + cli.QuotePath(l.Path) + detail(l), path: l.Path, kind: rowPath})
 		}
 	}
 	if len(r.IgnoredEdits) > 0 {
-		rows = append(rows, planRow{text: "edited by the agent but ignored, so not restorable:", kind: rowHeading})
+		section("edited by the agent but ignored, so not restorable:", rowHeading)
 		for _, p := range r.IgnoredEdits {
 			rows = append(rows, planRow{text: "    " + cli.QuotePath(p), path: p, kind: rowPath})
 		}

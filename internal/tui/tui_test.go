@@ -85,10 +85,13 @@ func TestPlanRowsPersonFirstThenFilesThenLeftThenHeadAndConversation(t *testing.
 	want := []string{
 		"changed outside the agent's turns (a person, or a gap), restored too:",
 		"  ! modify  notes.txt",
+		"",
 		"changed outside the agent's turns, kept as they are:",
 		"  ! mine.txt (created after the last checkpoint)",
+		"",
 		"files:",
 		"    modify  agent    src/app.py",
+		"",
 		"left as they are:",
 		"    too_big             big.bin",
 		"",
@@ -99,8 +102,8 @@ func TestPlanRowsPersonFirstThenFilesThenLeftThenHeadAndConversation(t *testing.
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	rows := planRows(res, 80)
-	if rows[1].kind != rowOutside || rows[3].kind != rowOutside || rows[5].kind != rowPath {
-		t.Errorf("kinds: %+v", rows[:6])
+	if rows[1].kind != rowOutside || rows[4].kind != rowOutside || rows[7].kind != rowPath {
+		t.Errorf("kinds: %+v", rows[:8])
 	}
 }
 
