@@ -61,6 +61,13 @@ open_list () {
 	tui_wait "k1    turn_start"
 }
 
+# plan_k2: from the agents screen, R on a1's k2.
+plan_k2 () {
+	open_list &&
+	cursor_to k2 &&
+	tui_keys R
+}
+
 cursor_to () {
 	case "$1" in
 	k3) ;;
@@ -167,9 +174,7 @@ test_expect_success TMUX 'R shows the dry run as a confirmation screen with the 
 	state >"$TUI_DIR/before" &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "plan $plan · 2 files · HEAD stays · conversation too" &&
 	tui_screen >"$TUI_DIR/plan" &&
 	grep "^Roll back a1 to k2 · guarded tree: HEAD and the index stay" "$TUI_DIR/plan" &&
@@ -192,9 +197,7 @@ test_expect_success TMUX 'R shows the dry run as a confirmation screen with the 
 test_expect_success TMUX 'y confirms by quoting the plan: the transcript row, the resume command, and the tree as at k2' '
 	tui_repo confirm claude-code &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "conversation: rewinds to t1" &&
 	tui_keys y &&
 	tui_wait "↺ Rolled back to k2 (after t1) · 2 files · conversation too · undo: k4" &&
@@ -233,9 +236,7 @@ test_expect_success TMUX 'a person'\''s edit between turns: the refusal offers k
 	echo mine >notes.txt &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "Paths changed outside the agent'\''s turns (a person, or a gap):" &&
 	tui_screen >"$TUI_DIR/choice" &&
 	grep "^  ! notes.txt" "$TUI_DIR/choice" &&
@@ -259,9 +260,7 @@ test_expect_success TMUX 'the refusal'\''s other choice, overwrite them, restore
 	echo mine >notes.txt &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "› keep those files" &&
 	tui_keys Down &&
 	tui_wait "› overwrite them" &&
@@ -287,9 +286,7 @@ test_expect_success TMUX 'a stale plan is refused as on the CLI (nothing changes
 	tui_repo stale claude-code unguarded &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "conversation: rewinds to t1" &&
 	old=$(tui_screen | sed -n "s/^plan \(p[0-9]-[0-9a-f]*\) · .*/\1/p") &&
 	test -n "$old" &&
@@ -315,9 +312,7 @@ test_expect_success TMUX 'a harness without rewind (Gemini CLI) offers the files
 	tui_repo gemini gemini &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "› files only" &&
 	tui_screen >"$TUI_DIR/choice" &&
 	grep "cannot be rewound to t1" "$TUI_DIR/choice" &&
@@ -340,9 +335,7 @@ test_expect_success TMUX 'an agent caller may look, but y on a guarded tree is d
 	state >"$TUI_DIR/before" &&
 	test_when_finished tui_stop &&
 	tui_start GIT_VENOM_CALLER=agent &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "conversation: rewinds to t1" &&
 	tui_keys y &&
 	tui_wait "error (denied.agent_caller): an agent may not roll back a guarded tree" &&
@@ -362,18 +355,14 @@ test_expect_success TMUX 'the person'\''s paths are in gold; with NO_COLOR nothi
 	echo mine >notes.txt &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "  ! notes.txt" &&
 	tui_screen -e >"$TUI_DIR/colour" &&
 	grep "! notes.txt" "$TUI_DIR/colour" >"$TUI_DIR/line" &&
 	grep "$(printf "\033")\[[0-9;]*38;5;220m" "$TUI_DIR/line" &&
 	tui_stop &&
 	tui_start NO_COLOR=1 &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "  ! notes.txt" &&
 	tui_screen -e >"$TUI_DIR/plain" &&
 	! sgr_colour "$TUI_DIR/plain" &&
@@ -398,9 +387,7 @@ test_expect_success TMUX 'on 80x24 the confirmation screen fits: header on the f
 	plan=$(git venom-plan --agent a1 k2 --json | jq -r .plan) &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "plan $plan" &&
 	tui_screen >"$TUI_DIR/s" &&
 	test_line_count = 24 "$TUI_DIR/s" &&
@@ -415,9 +402,7 @@ test_expect_success TMUX 'wider, the same screen uses the room: 120x40' '
 	plan=$(git venom-plan --agent a1 k2 --json | jq -r .plan) &&
 	test_when_finished tui_stop &&
 	TUI_W=120 TUI_H=40 tui_start &&
-	open_list &&
-	cursor_to k2 &&
-	tui_keys R &&
+	plan_k2 &&
 	tui_wait "plan $plan" &&
 	tui_screen >"$TUI_DIR/s" &&
 	test_line_count = 40 "$TUI_DIR/s" &&

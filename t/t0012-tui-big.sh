@@ -9,6 +9,19 @@ TEST_NO_CREATE_REPO=1
 # A turn of a1 that writes 10,000 files (a generator's output) under gen/a
 # and gen/b and edits src/app.py; then a person edits notes.txt between
 # turns. Rolling back to k1 deletes the 10,000 files.
+# plan_k1_keep: from the agents screen, R on a1's k1, and keep the
+# person's file.
+plan_k1_keep () {
+	tui_wait "a1" &&
+	tui_keys Enter &&
+	tui_wait "k1    turn_start" &&
+	tui_keys Down &&
+	tui_wait "›   k1" &&
+	tui_keys R &&
+	tui_wait "› keep those files" &&
+	tui_keys Enter
+}
+
 test_expect_success 'setup: a turn that made 10,000 files, and a person'\''s edit' '
 	mkdir "$TRASH_DIRECTORY/big" &&
 	cd "$TRASH_DIRECTORY/big" &&
@@ -41,14 +54,7 @@ test_expect_success TMUX 'the plan of 10,001 paths opens on 80x24 with the perso
 	plan=$(jq -r .plan "$TUI_DIR/plan.json") &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	tui_wait "a1" &&
-	tui_keys Enter &&
-	tui_wait "k1    turn_start" &&
-	tui_keys Down &&
-	tui_wait "›   k1" &&
-	tui_keys R &&
-	tui_wait "› keep those files" &&
-	tui_keys Enter &&
+	plan_k1_keep &&
 	tui_wait "plan $plan · 10001 files · 1 left · HEAD stays" 120 &&
 	tui_screen >"$TUI_DIR/s" &&
 	test_line_count = 24 "$TUI_DIR/s" &&
@@ -74,14 +80,7 @@ test_expect_success TMUX '/ filters the 10,001 paths; y still confirms the whole
 	cd "$TRASH_DIRECTORY/big" &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	tui_wait "a1" &&
-	tui_keys Enter &&
-	tui_wait "k1    turn_start" &&
-	tui_keys Down &&
-	tui_wait "›   k1" &&
-	tui_keys R &&
-	tui_wait "› keep those files" &&
-	tui_keys Enter &&
+	plan_k1_keep &&
 	tui_wait "10001 files" 120 &&
 	tui_keys / &&
 	tui_wait "type to filter paths" &&

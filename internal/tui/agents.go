@@ -82,23 +82,9 @@ func agentOf(t *checkpoint.Tree, st *journal.State, a *journal.Agent) agentRow {
 func (s *agentsScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case done:
-		switch msg.kind {
-		case "agents":
-			if msg.err != nil {
-				m.fail(msg.err)
-				return nil
-			}
-			v := msg.v.(agentsLoaded)
-			s.rows, s.dflt, s.loaded = v.rows, v.dflt, true
-			s.l.n = len(s.rows)
-		case "take":
-			if msg.err != nil {
-				m.fail(msg.err)
-				return nil
-			}
-			m.say(msg.v.(string))
-			return s.refresh(m)
-		}
+		v := msg.v.(agentsLoaded)
+		s.rows, s.dflt, s.loaded = v.rows, v.dflt, true
+		s.l.n = len(s.rows)
 	case tea.KeyMsg:
 		k := msg.String()
 		if s.l.key(k) {
@@ -125,8 +111,8 @@ func (s *agentsScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 }
 
 // takeManual takes a manual checkpoint of agent (RFC 12 `k`; a capture
-// changes nothing the user sees, RFC 4 invariant 1) and delivers the line
-// that says what it made to s as "take".
+// changes nothing the user sees, RFC 4 invariant 1); the line that says
+// what it made goes to the status line, and s is refreshed.
 func takeManual(m *Model, s screen, agent string) tea.Cmd {
 	t := m.app.tree
 	m.say("taking a checkpoint of " + agent + "…")

@@ -93,24 +93,12 @@ func (s *checkpointsScreen) refresh(m *Model) tea.Cmd {
 func (s *checkpointsScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case done:
-		switch msg.kind {
-		case "list":
-			if msg.err != nil {
-				m.fail(msg.err)
-				return nil
-			}
-			v := msg.v.(checkpointsLoaded)
-			s.info, s.items, s.counts, s.loaded = v.info, v.items, v.counts, true
-			s.l.n = len(s.items)
-		case "take":
-			if msg.err != nil {
-				m.fail(msg.err)
-				return nil
-			}
-			m.say(msg.v.(string))
-			s.l.cur = 0
-			return s.refresh(m)
+		v := msg.v.(checkpointsLoaded)
+		if s.loaded && len(v.items) > len(s.items) {
+			s.l.cur = 0 // a new checkpoint (k) is at the top: show it
 		}
+		s.info, s.items, s.counts, s.loaded = v.info, v.items, v.counts, true
+		s.l.n = len(s.items)
 	case tea.KeyMsg:
 		k := msg.String()
 		if s.l.key(k) {

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/cli"
+	"github.com/venom-org/git-venom/journal"
 )
 
 // diffPart is one of the diff screen's two lists: the files between two
@@ -56,25 +57,17 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 	t := m.app.tree
 	agent, id := s.agent, s.item.Checkpoint
 	since := m.run(s, "part", func(ctx context.Context) (any, error) {
-		st, err := t.Log.Load()
-		if err != nil {
-			return nil, checkpoint.LogError(err, "reading the log")
-		}
-		sv, err := t.Find(ctx, st, agent, id)
+		a, sv, err := find(ctx, t, agent, id)
 		if err != nil {
 			return nil, err
 		}
-		from, label := checkpoint.Since(st.Agents[agent], sv)
+		from, label := checkpoint.Since(a, sv)
 		p := diffPart{from: from, to: sv.Rec.Repos[0].Commit, label: "since " + label, loaded: true}
 		p.files, p.err = t.TreeDiff(ctx, p.from, p.to)
 		return partLoaded{0, p}, nil
 	})
 	now := m.run(s, "part", func(ctx context.Context) (any, error) {
-		st, err := t.Log.Load()
-		if err != nil {
-			return nil, checkpoint.LogError(err, "reading the log")
-		}
-		sv, err := t.Find(ctx, st, agent, id)
+		_, sv, err := find(ctx, t, agent, id)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +84,20 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 	return tea.Sequence(since, now)
 }
 
+// find reads the log and finds agent's checkpoint id in it, checked
+// against its ref and this tree (checkpoint.Tree.Find).
+func find(ctx context.Context, t *checkpoint.Tree, agent, id string) (*journal.Agent, *journal.Saved, error) {
+	st, err := t.Log.Load()
+	if err != nil {
+		return nil, nil, checkpoint.LogError(err, "reading the log")
+	}
+	sv, err := t.Find(ctx, st, agent, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st.Agents[agent], sv, nil
+}
+
 // row is the file under the cursor: its part and index.
 func (s *diffScreen) row(n int) (part, i int) {
 	if n < len(s.parts[0].files) {
@@ -102,10 +109,6 @@ func (s *diffScreen) row(n int) (part, i int) {
 func (s *diffScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case done:
-		if msg.err != nil {
-			m.fail(msg.err)
-			return nil
-		}
 		v := msg.v.(partLoaded)
 		s.parts[v.i] = v.p
 		s.l.n = len(s.parts[0].files) + len(s.parts[1].files)
@@ -217,10 +220,6 @@ func (s *patchScreen) refresh(m *Model) tea.Cmd {
 func (s *patchScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case done:
-		if msg.err != nil {
-			m.fail(msg.err)
-			return nil
-		}
 		p := msg.v.(*checkpoint.Patch)
 		text := strings.TrimRight(strings.ReplaceAll(p.Text, "\t", "    "), "\n")
 		if text == "" {

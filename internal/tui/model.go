@@ -53,6 +53,11 @@ type typing interface{ typing() bool }
 // it means "back"; esc reports whether it did.
 type escaper interface{ esc() bool }
 
+// failer is a screen that handles the errors of its commands itself (a
+// dry run's refusal becomes a choice); for the others, an error goes to
+// the status line and the screen never sees it.
+type failer interface{ handlesErrors() }
+
 // refresher is a screen that reloads what it shows when it is on top
 // again (after the screen above it is closed).
 type refresher interface{ refresh(m *Model) tea.Cmd }
@@ -168,6 +173,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
 	case done:
+		if _, ok := msg.to.(failer); msg.err != nil && !ok {
+			m.fail(msg.err)
+			return m, nil
+		}
+		if msg.kind == "take" {
+			// A checkpoint was taken (takeManual): say what, and show it.
+			m.say(msg.v.(string))
+			if r, ok := msg.to.(refresher); ok {
+				return m, r.refresh(m)
+			}
+			return m, nil
+		}
 		return m, msg.to.update(m, msg)
 	case tea.KeyMsg:
 		typingNow := false

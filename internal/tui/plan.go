@@ -48,6 +48,8 @@ type planRequest struct {
 	replace bool
 }
 
+func (r *planRequest) handlesErrors()                 {}
+func (s *planScreen) handlesErrors()                  {}
 func (r *planRequest) title() string                  { return "" }
 func (r *planRequest) help() string                   { return "" }
 func (r *planRequest) view(*Model, int, int) []string { return nil }
