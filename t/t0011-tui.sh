@@ -175,17 +175,15 @@ test_expect_success TMUX 'R shows the dry run as a confirmation screen with the 
 	test_when_finished tui_stop &&
 	tui_start &&
 	plan_k2 &&
-	tui_wait "plan $plan · 2 files · HEAD stays · conversation too" &&
+	tui_wait "plan $plan: roll back a1 to k2 (guarded tree: HEAD and the index" &&
 	tui_screen >"$TUI_DIR/plan" &&
-	grep "^Roll back a1 to k2 · guarded tree: HEAD and the index stay" "$TUI_DIR/plan" &&
-	grep "^files:" "$TUI_DIR/plan" &&
-	grep "^    delete  turn     gen/g.txt" "$TUI_DIR/plan" &&
-	grep "^    modify  turn     src/app.py" "$TUI_DIR/plan" &&
-	grep "^HEAD: stays at $(git rev-parse --short=10 HEAD)" "$TUI_DIR/plan" &&
+	grep "^change: *2 paths: 1 modify, 1 delete" "$TUI_DIR/plan" &&
+	grep "^  delete  turn     gen/g.txt" "$TUI_DIR/plan" &&
+	grep "^  modify  turn     src/app.py" "$TUI_DIR/plan" &&
+	grep "^HEAD: *stays at $(git rev-parse --short=10 HEAD)" "$TUI_DIR/plan" &&
 	grep "^conversation: rewinds to t1, dropping t2" "$TUI_DIR/plan" &&
 	tui_joined | grep -F "it continues in a new session " | grep -F ": claude --resume=$SESSION --resume-session-at=e1 --fork-session --session-id=" &&
-	grep "^y rolls back with plan $plan, as:" "$TUI_DIR/plan" &&
-	grep "^  git venom-rollback --agent a1 k2 --plan $plan" "$TUI_DIR/plan" &&
+	grep "^y confirms: git venom-rollback --agent a1 k2 --plan $plan\$" "$TUI_DIR/plan" &&
 	tui_keys Escape &&
 	tui_wait "k1    turn_start" &&
 	state >"$TUI_DIR/after" &&
@@ -203,7 +201,8 @@ test_expect_success TMUX 'y confirms by quoting the plan: the transcript row, th
 	tui_wait "↺ Rolled back to k2 (after t1) · 2 files · conversation too · undo: k4" &&
 	tui_screen >"$TUI_DIR/result" &&
 	grep "^  ▸ dropped t2" "$TUI_DIR/result" &&
-	grep "^    delete  turn     gen/g.txt" "$TUI_DIR/result" &&
+	grep "^  delete  turn     gen/g.txt" "$TUI_DIR/result" &&
+	grep "^conversation: rewound to t1, dropping t2" "$TUI_DIR/result" &&
 	grep "^verified: the tree is as planned (k5)" "$TUI_DIR/result" &&
 	session=$(venom_log | jq -r "select(.type == \"agent.binding\") | .harness_session" | tail -n 1) &&
 	tui_joined | grep -F "to resume the conversation as it was after t1: claude --resume=$SESSION --resume-session-at=e1 --fork-session --session-id=$session close the old session" &&
@@ -219,10 +218,10 @@ test_expect_success TMUX 'u plans the undo, and y puts the tree back as it was b
 	test_when_finished tui_stop &&
 	tui_keys u &&
 	tui_wait "the undo: back to the safety checkpoint k4, files only" &&
-	tui_wait "conversation: stays; the model will be told" &&
+	tui_wait "conversation: stays; the agent is told the files were rolled back" &&
 	tui_screen >"$TUI_DIR/undo" &&
-	grep "^    modify  turn     src/app.py" "$TUI_DIR/undo" &&
-	grep "^    create  turn     gen/g.txt" "$TUI_DIR/undo" &&
+	grep "^  modify  turn     src/app.py" "$TUI_DIR/undo" &&
+	grep "^  create  turn     gen/g.txt" "$TUI_DIR/undo" &&
 	tui_keys y &&
 	tui_wait "↺ Rolled back to k4 (after t2) · 2 files · files only · undo: k6" &&
 	echo "print(\"v3\")" >"$TUI_DIR/expect" &&
@@ -244,9 +243,9 @@ test_expect_success TMUX 'a person'\''s edit between turns: the refusal offers k
 	grep "^  overwrite them" "$TUI_DIR/choice" &&
 	test_path_is_file gen/g.txt &&
 	tui_keys Enter &&
-	tui_wait "changed outside the agent'\''s turns, kept as they are:" &&
+	tui_wait "left:         1 path as it is: 1 outside (!)" &&
 	tui_screen >"$TUI_DIR/plan" &&
-	grep "^  ! notes.txt" "$TUI_DIR/plan" &&
+	grep "^! left    outside  notes.txt" "$TUI_DIR/plan" &&
 	tui_joined | grep "git venom-rollback --agent a1 k2 --plan p[0-9]-[0-9a-f]* --outside keep" &&
 	tui_keys y &&
 	tui_wait "↺ Rolled back to k2 (after t1) · 2 files · conversation too" &&
@@ -265,9 +264,9 @@ test_expect_success TMUX 'the refusal'\''s other choice, overwrite them, restore
 	tui_keys Down &&
 	tui_wait "› overwrite them" &&
 	tui_keys Enter &&
-	tui_wait "restored too:" &&
+	tui_wait "by class:     1 outside (!), 2 turn" &&
 	tui_screen >"$TUI_DIR/plan" &&
-	grep "^  ! modify  notes.txt" "$TUI_DIR/plan" &&
+	grep "^! modify  outside  notes.txt" "$TUI_DIR/plan" &&
 	tui_joined | grep "git venom-rollback --agent a1 k2 --plan p[0-9]-[0-9a-f]* --outside overwrite" &&
 	tui_keys y &&
 	tui_wait "↺ Rolled back to k2 (after t1) · 3 files · conversation too" &&
@@ -288,14 +287,14 @@ test_expect_success TMUX 'a stale plan is refused as on the CLI (nothing changes
 	tui_start &&
 	plan_k2 &&
 	tui_wait "conversation: rewinds to t1" &&
-	old=$(tui_screen | sed -n "s/^plan \(p[0-9]-[0-9a-f]*\) · .*/\1/p") &&
+	old=$(tui_screen | sed -n "s/^plan \(p[0-9]-[0-9a-f]*\): roll back .*/\1/p") &&
 	test -n "$old" &&
 	echo late >late.txt &&
 	state >"$TUI_DIR/before" &&
 	tui_keys y &&
 	tui_wait "plan $old is stale" &&
-	tui_wait "late.txt (created after the last checkpoint)" &&
-	new=$(tui_screen | sed -n "s/^plan \(p[0-9]-[0-9a-f]*\) · .*/\1/p") &&
+	tui_wait "! left    outside  late.txt  (created after the last checkpoint)" &&
+	new=$(tui_screen | sed -n "s/^plan \(p[0-9]-[0-9a-f]*\): roll back .*/\1/p") &&
 	test -n "$new" &&
 	test "$new" != "$old" &&
 	state >"$TUI_DIR/after" &&
@@ -318,10 +317,8 @@ test_expect_success TMUX 'a harness without rewind (Gemini CLI) offers the files
 	grep "cannot be rewound to t1" "$TUI_DIR/choice" &&
 	grep "the model will be told" "$TUI_DIR/choice" &&
 	tui_keys Enter &&
-	tui_wait "conversation: stays; the model will be told the files were rolled back:" &&
-	tui_wait "Note: the files were rolled back to their state after turn t1." &&
-	tui_screen >"$TUI_DIR/plan" &&
-	grep "· HEAD stays · files only" "$TUI_DIR/plan" &&
+	tui_wait "conversation: stays; the agent is told the files were rolled back" &&
+	tui_joined | grep -F "the model will be told: Note: the files were rolled back to their state after turn t1." &&
 	tui_joined | grep "git venom-rollback --agent a1 k2 --plan p[0-9]-[0-9a-f]* --restore files" &&
 	tui_keys y &&
 	tui_wait "↺ Rolled back to k2 (after t1) · 2 files · files only · undo: k4" &&
@@ -367,7 +364,7 @@ test_expect_success TMUX 'the person'\''s paths are in gold; with NO_COLOR nothi
 	tui_screen -e >"$TUI_DIR/plain" &&
 	! sgr_colour "$TUI_DIR/plain" &&
 	tui_keys Enter &&
-	tui_wait "kept as they are:" &&
+	tui_wait "! left    outside  notes.txt" &&
 	tui_screen -e >"$TUI_DIR/plain" &&
 	! sgr_colour "$TUI_DIR/plain" &&
 	tui_keys Escape &&
@@ -393,8 +390,9 @@ test_expect_success TMUX 'on 80x24 the confirmation screen fits: header on the f
 	test_line_count = 24 "$TUI_DIR/s" &&
 	sed -n 1p "$TUI_DIR/s" | grep "^ git venom · a1 · plan to roll back to k2" &&
 	sed -n 24p "$TUI_DIR/s" | grep "^y confirm · .* · esc back · q quit" &&
-	sed -n 22p "$TUI_DIR/s" | grep "^  git venom-rollback --agent a1 k2 --plan $plan\$" &&
-	awk "length(\$0) > 80 { exit 1 }" "$TUI_DIR/s"
+	sed -n 22p "$TUI_DIR/s" | grep "^y confirms: git venom-rollback --agent a1 k2 --plan $plan\$" &&
+	sed -n 2p "$TUI_DIR/s" | grep "^plan $plan: roll back a1 to k2" &&
+	perl -CSD -ne "chomp; exit 1 if length > 80" "$TUI_DIR/s"
 '
 
 test_expect_success TMUX 'wider, the same screen uses the room: 120x40' '
@@ -407,7 +405,8 @@ test_expect_success TMUX 'wider, the same screen uses the room: 120x40' '
 	tui_screen >"$TUI_DIR/s" &&
 	test_line_count = 40 "$TUI_DIR/s" &&
 	sed -n 40p "$TUI_DIR/s" | grep "q quit" &&
-	grep "^  git venom-rollback --agent a1 k2 --plan $plan\$" "$TUI_DIR/s" &&
+	grep "^plan $plan: roll back a1 to k2 (guarded tree: HEAD and the index stay)\$" "$TUI_DIR/s" &&
+	grep "^y confirms: git venom-rollback --agent a1 k2 --plan $plan\$" "$TUI_DIR/s" &&
 	tui_joined | grep -F ": claude --resume=$SESSION --resume-session-at=e1 --fork-session"
 '
 

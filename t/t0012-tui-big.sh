@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 
-test_description='git venom: a 10,000-path plan on 80x24 (scrolling, the filter, the person'\''s path first) and its rollback'
+test_description='git venom: a 10,000-path plan on 80x24 (folded directories, scrolling, the filter, the person'\''s path first) and its rollback'
 
 TEST_NO_CREATE_REPO=1
 . "$(dirname "$0")/test-lib.sh"
@@ -53,31 +53,42 @@ test_expect_success 'setup: a turn that made 10,000 files, and a person'\''s edi
 	test_json "$TUI_DIR/plan.json" ".repos[0].files | length == 10001"
 '
 
-test_expect_success TMUX 'the plan of 10,001 paths opens on 80x24 with the person'\''s path first, and scrolls to its end' '
+test_expect_success TMUX 'the plan of 10,001 paths fits 80x24 folded, the person'\''s path first; enter opens a folded directory, which scrolls' '
 	cd "$TRASH_DIRECTORY/big" &&
 	plan=$(jq -r .plan "$TUI_DIR/plan.json") &&
 	test_when_finished tui_stop &&
 	tui_start &&
 	plan_k1_keep &&
-	tui_wait "plan $plan · 10001 files · 1 left · HEAD stays" 120 &&
+	tui_wait "change:       10,001 paths: 1 modify, 10,000 delete" 120 &&
 	tui_screen >"$TUI_DIR/s" &&
 	test_line_count = 24 "$TUI_DIR/s" &&
-	grep -n "changed outside the agent'\''s turns, kept as they are:" "$TUI_DIR/s" | cut -d: -f1 >"$TUI_DIR/first" &&
-	grep -n "^files:" "$TUI_DIR/s" | cut -d: -f1 >"$TUI_DIR/files" &&
-	test "$(cat "$TUI_DIR/first")" -lt "$(cat "$TUI_DIR/files")" &&
-	grep "^  ! notes.txt" "$TUI_DIR/s" &&
-	grep "^    delete  turn     gen/a/0000.txt" "$TUI_DIR/s" &&
-	! grep "conversation:" "$TUI_DIR/s" &&
+	grep "^plan $plan: roll back a1 to k1" "$TUI_DIR/s" &&
+	grep "^HEAD: *stays at " "$TUI_DIR/s" &&
+	grep "^conversation: rewinds to before the first turn, dropping t1" "$TUI_DIR/s" &&
+	grep -n "^! left    outside  notes.txt" "$TUI_DIR/s" | cut -d: -f1 >"$TUI_DIR/first" &&
+	grep -n "^  delete  turn     gen/  (10,000 files)" "$TUI_DIR/s" | cut -d: -f1 >"$TUI_DIR/gen" &&
+	test "$(cat "$TUI_DIR/first")" -lt "$(cat "$TUI_DIR/gen")" &&
+	grep "^  modify  turn     src/app.py" "$TUI_DIR/s" &&
+	sed -n 24p "$TUI_DIR/s" | grep "q quit" &&
+	tui_keys Down &&
+	tui_wait "  delete  turn     gen/  (10,000 files)" &&
+	tui_keys Enter &&
+	tui_wait "inside gen/: 10,000 paths (delete turn)" &&
+	tui_wait "  delete  turn     gen/b/  (5,000 files)" &&
+	tui_keys Enter &&
+	tui_wait "inside gen/a/: 5,000 paths (delete turn)" &&
+	tui_wait "  delete  turn     gen/a/0000.txt" &&
 	tui_keys PageDown &&
 	tui_gone "gen/a/0000.txt" &&
 	tui_keys End &&
-	tui_wait "conversation: rewinds to before the first turn, dropping t1" &&
+	tui_wait "  delete  turn     gen/a/4999.txt" &&
 	tui_screen >"$TUI_DIR/end" &&
-	grep "^    delete  turn     gen/b/4999.txt" "$TUI_DIR/end" &&
-	grep "^HEAD: stays at " "$TUI_DIR/end" &&
 	sed -n 24p "$TUI_DIR/end" | grep "q quit" &&
-	tui_keys Home &&
-	tui_wait "  ! notes.txt"
+	tui_keys Escape &&
+	tui_wait "inside gen/: 10,000 paths" &&
+	tui_keys Escape &&
+	tui_gone "inside gen/" &&
+	tui_wait "! left    outside  notes.txt"
 '
 
 test_expect_success TMUX '/ filters the 10,001 paths; y still confirms the whole plan, and the tree is as at k1' '
@@ -85,33 +96,33 @@ test_expect_success TMUX '/ filters the 10,001 paths; y still confirms the whole
 	test_when_finished tui_stop &&
 	tui_start &&
 	plan_k1_keep &&
-	tui_wait "10001 files" 120 &&
+	tui_wait "10,001 paths" 120 &&
 	tui_keys / &&
 	tui_wait "type to filter paths" &&
 	tui_keys s r c / &&
-	tui_wait "1 of 10002 paths; y confirms them all" &&
+	tui_wait "1 of 10,002 paths; y confirms them all" &&
 	tui_screen >"$TUI_DIR/f" &&
-	grep "^    modify  turn     src/app.py" "$TUI_DIR/f" &&
-	! grep "gen/a/" "$TUI_DIR/f" &&
+	grep "^  modify  turn     src/app.py" "$TUI_DIR/f" &&
+	! grep "gen/" "$TUI_DIR/f" &&
 	tui_keys y &&
 	tui_wait "/src/y" &&
 	tui_keys BSpace &&
-	tui_wait "1 of 10002 paths" &&
+	tui_wait "1 of 10,002 paths" &&
 	tui_keys Enter &&
 	tui_wait "y confirm · " &&
 	tui_keys Escape &&
-	tui_wait "gen/a/0000.txt" &&
+	tui_wait "gen/  (10,000 files)" &&
 	tui_keys / &&
 	tui_wait "type to filter paths" &&
 	tui_keys 4 9 9 9 &&
-	tui_wait "2 of 10002 paths" &&
+	tui_wait "2 of 10,002 paths" &&
 	tui_screen >"$TUI_DIR/f" &&
-	grep "^    delete  turn     gen/a/4999.txt" "$TUI_DIR/f" &&
-	grep "^    delete  turn     gen/b/4999.txt" "$TUI_DIR/f" &&
+	grep "^  delete  turn     gen/a/4999.txt" "$TUI_DIR/f" &&
+	grep "^  delete  turn     gen/b/4999.txt" "$TUI_DIR/f" &&
 	tui_keys Enter &&
 	tui_wait "y confirm · " &&
 	tui_keys y &&
-	tui_wait "↺ Rolled back to k1 (before the first turn) · 10001 files · conversation too" 300 &&
+	tui_wait "↺ Rolled back to k1 (before the first turn) · 10,001 files · conversation too" 300 &&
 	test_path_is_missing gen &&
 	echo "print(1)" >"$TUI_DIR/expect" &&
 	test_cmp "$TUI_DIR/expect" src/app.py &&

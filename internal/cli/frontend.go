@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/venom-org/git-venom/harness"
+	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -52,4 +54,40 @@ func Recovered(errw io.Writer, p any) int {
 func RollbackOptions(o rollback.Options) rollback.Options {
 	o.Caller, o.ResolveEnd, o.Rewind = Caller(), harness.ResolveEnd, harness.Rewind
 	return o
+}
+
+// ResumeLine is what a plan says of the rewound conversation beyond its
+// summary: the command that continues it in a new session (Claude Code),
+// or that the rollback forks it first (Codex); "" when neither.
+func ResumeLine(res *rollback.Result) string {
+	c := res.Conversation
+	switch {
+	case len(c.Resume) > 0:
+		return fmt.Sprintf("it continues in a new session %s: %s", c.HarnessSession, strings.Join(c.Resume, " "))
+	case c.Rewinds && res.Restore != "files" && rollback.ForksAtRollback(c.Harness):
+		return fmt.Sprintf("the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy", c.Harness, orNone(c.ThroughTurn))
+	}
+	return ""
+}
+
+// Verification is the line a real call's result ends with: whether the
+// tree is as planned (RFC 7.4 step 6), or why that cannot be said; "" for
+// a dry run.
+func Verification(res *rollback.Result) string {
+	if len(res.Repos) == 0 {
+		return ""
+	}
+	conv := res.Repos[0].Converted
+	switch {
+	case len(conv) > 0:
+		return fmt.Sprintf("not byte for byte: %d file(s) went through an end-of-line conversion or a filter, so their bytes may differ from what was captured: %s",
+			len(conv), planview.FirstFew(conv, 5))
+	case res.Exact != nil && !*res.Exact && res.After == "":
+		return "warning: the rollback's own checkpoint could not be taken, so the result is not verified"
+	case res.Exact != nil && !*res.Exact:
+		return fmt.Sprintf("warning: something wrote to the tree during the rollback; %s shows it as it is now", res.After)
+	case res.After != "":
+		return fmt.Sprintf("verified: the tree is as planned (%s)", res.After)
+	}
+	return ""
 }

@@ -139,10 +139,8 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	for _, l := range v.Summary.Lines() {
 		fmt.Fprintln(e.Out, planview.Fit(l, w))
 	}
-	if c := res.Conversation; len(c.Resume) > 0 {
-		fmt.Fprintf(e.Out, "  it continues in a new session %s: %s\n", c.HarnessSession, strings.Join(c.Resume, " "))
-	} else if c.Rewinds && res.Restore != "files" && rollback.ForksAtRollback(c.Harness) {
-		fmt.Fprintf(e.Out, "  the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy\n", c.Harness, orNone(c.ThroughTurn))
+	if l := ResumeLine(res); l != "" {
+		fmt.Fprintf(e.Out, "  %s\n", l)
 	}
 	printRows(e, v.Rows, w)
 	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
@@ -183,18 +181,8 @@ func printRollback(e *env, res *rollback.Result) {
 	}
 	printRows(e, v.Rows, w)
 	fmt.Fprintln(e.Out)
-	r := res.Repos[0]
-	conv := r.Converted
-	switch {
-	case len(conv) > 0:
-		fmt.Fprintf(e.Out, "not byte for byte: %d file(s) went through an end-of-line conversion or a filter, so their bytes may differ from what was captured: %s\n",
-			len(conv), planview.FirstFew(conv, 5))
-	case res.Exact != nil && !*res.Exact && res.After == "":
-		fmt.Fprintln(e.Out, "warning: the rollback's own checkpoint could not be taken, so the result is not verified")
-	case res.Exact != nil && !*res.Exact:
-		fmt.Fprintf(e.Out, "warning: something wrote to the tree during the rollback; %s shows it as it is now\n", res.After)
-	case res.After != "":
-		fmt.Fprintf(e.Out, "verified: the tree is as planned (%s)\n", res.After)
+	if l := Verification(res); l != "" {
+		fmt.Fprintln(e.Out, l)
 	}
 	fmt.Fprintf(e.Out, "safety checkpoint %s holds the tree as it was before; to undo:\n", res.Safety)
 	fmt.Fprintf(e.Out, "  git venom-plan --agent %s %s --restore files\n", res.Agent, res.Safety)

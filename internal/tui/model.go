@@ -247,7 +247,7 @@ func (m *Model) View() string {
 		lines = append(lines, l)
 	}
 	keys := m.top().help()
-	if len(m.stack) > 1 {
+	if len(m.stack) > 1 && !strings.Contains(keys, "esc") {
 		keys += " · esc back"
 	}
 	keys += " · q quit"

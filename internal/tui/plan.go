@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/internal/cli"
+	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/rollback"
 )
@@ -86,18 +88,24 @@ func (r *planRequest) update(m *Model, msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// planScreen is the confirmation screen (RFC 12): a dry run's result, the
-// person's paths first in gold, then the other paths, then those left as
-// they are with their reasons, then HEAD and the conversation, and the
-// plan id. `y` confirms by quoting that plan id; there is no other way to
-// roll back from the TUI.
+// planScreen is the confirmation screen (RFC 12): a dry run's result as
+// planview lays it out for a person (internal/planview, as git venom-plan
+// prints it): the summary (counts, HEAD, the conversation), then one row
+// per path or folded directory, the person's first, marked ! and in gold,
+// then the other changes, then the paths left as they are with their
+// reasons; and the plan id, which `y` quotes. There is no other way to roll
+// back from the TUI. The rows fold to fit the screen; enter opens a folded
+// directory, / filters.
 type planScreen struct {
 	o      planOpts
 	res    *rollback.Result
 	banner string
-	rows   []planRow
-	rowsW  int   // the width rows were laid out for
-	shown  []int // indices into rows, under the filter
+	v      *planview.View
+	// narrow are the folded directories opened (enter), innermost last;
+	// the rows are those of the last one's items.
+	narrow []planview.Row
+	rows   []planview.Row
+	key    string // what rows were made for: budget, filter, narrow
 	l      list
 	filter textinput.Model
 	// filtering is true while the filter has the keys.
@@ -106,22 +114,26 @@ type planScreen struct {
 }
 
 func newPlan(m *Model, o planOpts, res *rollback.Result, banner string) *planScreen {
-	s := &planScreen{o: o, res: res, banner: banner, filter: textinput.New()}
+	s := &planScreen{o: o, res: res, banner: banner, filter: textinput.New(), v: planview.New(res, planview.Options{Budget: -1})}
 	s.filter.Prompt = "/"
 	s.filter.CharLimit = 256
-	s.layout(80)
 	return s
 }
 
 func (s *planScreen) typing() bool { return s.filtering }
 
-// esc clears a filter that is set; the next esc goes back.
+// esc clears a filter that is set, then closes an opened directory; the
+// next esc goes back.
 func (s *planScreen) esc() bool {
-	if s.filter.Value() == "" {
+	switch {
+	case s.filter.Value() != "":
+		s.filter.SetValue("")
+	case len(s.narrow) > 0:
+		s.narrow = s.narrow[:len(s.narrow)-1]
+	default:
 		return false
 	}
-	s.filter.SetValue("")
-	s.apply()
+	s.l.cur, s.l.off = 0, 0
 	return true
 }
 
@@ -130,32 +142,44 @@ func (s *planScreen) title() string {
 }
 
 func (s *planScreen) help() string {
-	if s.filtering {
+	switch {
+	case s.filtering:
 		return "type to filter paths · enter done · esc clear"
+	case s.filter.Value() != "" || len(s.narrow) > 0:
+		return "y confirm · enter open · / filter · esc the whole plan"
 	}
-	if s.filter.Value() != "" {
-		return "y confirm · ↑↓ pgup pgdn scroll · / filter · esc clear filter"
-	}
-	return "y confirm · ↑↓ pgup pgdn scroll · / filter"
+	return "y confirm · ↑↓ pgup pgdn · enter open dir · / filter"
 }
 
-// layout lays the rows out for width w (long lines of text wrap; a
-// path's line is cut), keeping the cursor's row.
-func (s *planScreen) layout(w int) {
-	s.rows, s.rowsW = planRows(s.res, w), w
-	s.apply()
-}
-
-// apply recomputes the rows shown under the filter.
-func (s *planScreen) apply() {
+// items are the paths the rows show: the opened directory's, or all,
+// under the filter.
+func (s *planScreen) items() (shown, of int, items []planview.Item) {
+	all := s.v.Items
+	if n := len(s.narrow); n > 0 {
+		all = s.narrow[n-1].Items
+	}
 	f := s.filter.Value()
-	s.shown = s.shown[:0]
-	for i, r := range s.rows {
-		if f == "" || r.path == "" || strings.Contains(r.path, f) {
-			s.shown = append(s.shown, i)
+	for _, it := range all {
+		if f == "" || strings.Contains(it.Path, f) {
+			items = append(items, it)
 		}
 	}
-	s.l.n = len(s.shown)
+	return len(items), len(all), items
+}
+
+// layout makes the rows for a list of budget lines, when what they depend
+// on changed (planview.Rows: directories fold until the rows fit).
+func (s *planScreen) layout(budget int) {
+	key := fmt.Sprint(budget, "\x00", s.filter.Value(), "\x00", len(s.narrow))
+	if key == s.key {
+		return
+	}
+	_, _, items := s.items()
+	if budget < 1 {
+		budget = 1
+	}
+	s.rows, s.key = planview.Rows(items, planview.Options{Budget: budget}), key
+	s.l.n = len(s.rows)
 }
 
 func (s *planScreen) update(m *Model, msg tea.Msg) tea.Cmd {
@@ -174,12 +198,11 @@ func (s *planScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 				s.filtering = false
 				s.filter.Blur()
 				s.filter.SetValue("")
-				s.apply()
 				return nil
 			}
 			var cmd tea.Cmd
 			s.filter, cmd = s.filter.Update(msg)
-			s.apply()
+			s.l.cur, s.l.off = 0, 0
 			return cmd
 		}
 		if s.running {
@@ -192,6 +215,11 @@ func (s *planScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 		case "/":
 			s.filtering = true
 			return s.filter.Focus()
+		case "enter":
+			if s.l.cur < len(s.rows) && s.rows[s.l.cur].Dir {
+				s.narrow = append(s.narrow, s.rows[s.l.cur])
+				s.l.cur, s.l.off = 0, 0
+			}
 		case "y":
 			return s.confirm(m)
 		case "n":
@@ -242,243 +270,54 @@ func (s *planScreen) confirmed(m *Model, d done) tea.Cmd {
 
 func (s *planScreen) view(m *Model, w, h int) []string {
 	st := m.app.st
-	res := s.res
-	if w != s.rowsW {
-		s.layout(w)
-	}
 	var top []string
 	if s.banner != "" {
 		top = append(top, render(st.gold, wrap(s.banner, w, ""))...)
 	}
-	head := "Roll back " + res.Agent + " to " + res.Checkpoint
-	if res.Guarded != nil && *res.Guarded {
-		head += " · guarded tree: HEAD and the index stay"
+	top = append(top, render(st.bold, wrap(s.v.Summary.Title(), w, "  "))...)
+	for _, l := range s.v.Summary.Lines() {
+		top = append(top, wrap(l, w, strings.Repeat(" ", 14))...)
 	}
-	top = append(top, render(st.bold, wrap(head, w, "  "))...)
-	top = append(top, wrap("plan "+res.Plan+" · "+summary(res), w, "  ")...)
-	bottom := []string{}
+	if l := cli.ResumeLine(s.res); l != "" {
+		top = append(top, wrap("  "+l, w, "    ")...)
+	}
+	if s.res.Note != "" {
+		top = append(top, wrap("  the model will be told: "+s.res.Note, w, "    ")...)
+	}
+	if n := len(s.narrow); n > 0 {
+		d := s.narrow[n-1]
+		top = append(top, st.bold.Render(cut("inside "+planview.Quote(d.Path)+": "+plural(d.Count, "path", "paths")+" ("+d.Change+" "+d.Class+")", w)))
+	}
+	var bottom []string
 	if s.filtering || s.filter.Value() != "" {
-		bottom = append(bottom, s.filter.View()+st.dim.Render("  "+itoa(s.countShown())+" of "+itoa(s.countPaths())+" paths; y confirms them all"))
+		shown, of, _ := s.items()
+		bottom = append(bottom, s.filter.View()+st.dim.Render("  "+planview.Number(shown)+" of "+planview.Number(of)+" paths; y confirms them all"))
 	}
-	bottom = append(bottom, st.bold.Render("y")+" rolls back with plan "+res.Plan+", as:")
-	bottom = append(bottom, render(st.dim, wrap("  "+s.o.command(res.Plan), w, "    "))...)
+	bottom = append(bottom, wrap(st.bold.Render("y")+" confirms: "+s.o.command(s.res.Plan), w, "    ")...)
 	listH := h - len(top) - len(bottom) - 1
+	if listH < 1 {
+		listH = 1
+	}
+	s.layout(listH)
 	lines := append(top, "")
+	if len(s.rows) == 0 {
+		lines = append(lines, st.dim.Render("no path"))
+	}
+	cols := planview.ColumnsOf(s.rows)
 	from, to := s.l.window(listH)
 	for i := from; i < to; i++ {
-		r := s.rows[s.shown[i]]
-		text := r.text
-		switch r.kind {
-		case rowHeading:
-			text = st.bold.Render(text)
-		case rowOutside, rowOutsideHeading:
+		r := s.rows[i]
+		text := r.Cells(cols, w).String()
+		switch {
+		case i == s.l.cur:
+			text = st.cursor.Render(pad(text, w))
+		case r.Person():
 			text = st.gold.Render(text)
-		case rowDim:
+		case r.Change == planview.Left:
 			text = st.dim.Render(text)
-		}
-		if i == s.l.cur {
-			text = st.cursor.Render(pad(r.text, w))
 		}
 		lines = append(lines, text)
 	}
 	lines = fit(lines, w, h-len(bottom))
 	return append(lines, bottom...)
-}
-
-func (s *planScreen) countPaths() int {
-	n := 0
-	for _, r := range s.rows {
-		if r.path != "" {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *planScreen) countShown() int {
-	n := 0
-	for _, i := range s.shown {
-		if s.rows[i].path != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// Row kinds of the plan's list.
-const (
-	rowText = iota
-	rowHeading
-	rowOutsideHeading
-	rowOutside
-	rowPath
-	rowDim
-)
-
-// planRow is one line of the plan's list; path is set on a path's line,
-// which the filter matches.
-type planRow struct {
-	text, path string
-	kind       int
-}
-
-// planRows lays out a dry run's result, in the order of RFC 12 and of
-// `git venom-plan`: the person's paths, the other paths, what is left and
-// why, HEAD and the conversation.
-func planRows(res *rollback.Result, w int) []planRow {
-	r := res.Repos[0]
-	var rows []planRow
-	var outside, rest []rollback.File
-	for _, f := range r.Files {
-		if f.Class == rollback.ClassOutside {
-			outside = append(outside, f)
-		} else {
-			rest = append(rest, f)
-		}
-	}
-	var keptOut, left []rollback.Left
-	for _, l := range r.Left {
-		if l.Reason == "outside" {
-			keptOut = append(keptOut, l)
-		} else {
-			left = append(left, l)
-		}
-	}
-	// section starts a section: its heading, after a blank row unless
-	// it is the first.
-	section := func(text string, kind int) {
-		if len(rows) > 0 {
-			rows = append(rows, planRow{text: ""})
-		}
-		rows = append(rows, planRow{text: text, kind: kind})
-	}
-	if len(outside) > 0 {
-		section("changed outside the agent's turns (a person, or a gap), restored too:", rowOutsideHeading)
-		for _, f := range outside {
-			rows = append(rows, planRow{text: "  ! " + pad(f.Change, 7) + " " + cli.QuotePath(f.Path), path: f.Path, kind: rowOutside})
-		}
-	}
-	if len(keptOut) > 0 {
-		section("changed outside the agent's turns, kept as they are:", rowOutsideHeading)
-		for _, l := range keptOut {
-			rows = append(rows, planRow{text: "  ! " + cli.QuotePath(l.Path) + detail(l), path: l.Path, kind: rowOutside})
-		}
-	}
-	if len(rest) > 0 {
-		section("files:", rowHeading)
-		for _, f := range rest {
-			rows = append(rows, planRow{text: "    " + pad(f.Change, 7) + " " + pad(f.Class, 8) + " " + cli.QuotePath(f.Path), path: f.Path, kind: rowPath})
-		}
-	}
-	if len(r.Files) == 0 {
-		rows = append(rows, planRow{text: "no file changes: the tree already matches"})
-	}
-	if len(left) > 0 {
-		section("left as they are:", rowHeading)
-		for _, l := range left {
-			rows = append(rows, planRow{text: "    " + pad(l.Reason, 19) + " " + cli.QuotePath(l.Path) + detail(l), path: l.Path, kind: rowPath})
-		}
-	}
-	if len(r.IgnoredEdits) > 0 {
-		section("edited by the agent but ignored, so not restorable:", rowHeading)
-		for _, p := range r.IgnoredEdits {
-			rows = append(rows, planRow{text: "    " + cli.QuotePath(p), path: p, kind: rowPath})
-		}
-	}
-	text := []string{"", headLine(r.Head)}
-	text = append(text, conversationLines(res)...)
-	if len(res.SharedWith) > 0 {
-		text = append(text, "shared with: "+strings.Join(res.SharedWith, ", ")+" (they get a note)")
-	}
-	for _, t := range text {
-		for _, l := range wrap(t, w, "    ") {
-			rows = append(rows, planRow{text: l})
-		}
-	}
-	return rows
-}
-
-func detail(l rollback.Left) string {
-	if l.Detail == "" {
-		return ""
-	}
-	return " (" + l.Detail + ")"
-}
-
-// summary is the plan in one line: counts, HEAD and the conversation.
-func summary(res *rollback.Result) string {
-	r := res.Repos[0]
-	out := 0
-	for _, f := range r.Files {
-		if f.Class == rollback.ClassOutside {
-			out++
-		}
-	}
-	s := plural(len(r.Files), "file", "files")
-	if out > 0 {
-		s += " (" + itoa(out) + " outside)"
-	}
-	if len(r.Left) > 0 {
-		s += " · " + itoa(len(r.Left)) + " left"
-	}
-	switch {
-	case r.Head.Moves:
-		s += " · HEAD moves"
-	default:
-		s += " · HEAD stays"
-	}
-	switch {
-	case res.Restore == "files":
-		s += " · files only"
-	case res.Conversation.Rewinds:
-		s += " · conversation too"
-	}
-	return s
-}
-
-func headLine(h rollback.Head) string {
-	switch {
-	case h.Moves && h.Commits == 0:
-		return "HEAD: moves forward from " + cli.Short(deref(h.From)) + " to " + cli.Short(deref(h.To)) + ", dropping no commit"
-	case h.Moves:
-		return "HEAD: moves from " + cli.Short(deref(h.From)) + " to " + cli.Short(deref(h.To)) + ", leaving " + itoa(h.Commits) + " commit(s) (still reachable from the safety checkpoint)"
-	case h.From != nil:
-		return "HEAD: stays at " + cli.Short(*h.From)
-	}
-	return "HEAD: stays (no commit yet)"
-}
-
-// conversationLines say what happens to the conversation (RFC 8), as the
-// plan does: a files-only rollback tells the model, in the note's words.
-func conversationLines(res *rollback.Result) []string {
-	c := res.Conversation
-	switch {
-	case res.Restore == "files":
-		l := []string{"conversation: stays; the model will be told the files were rolled back:"}
-		if res.Note != "" {
-			l = append(l, "  \""+res.Note+"\"")
-		}
-		return l
-	case c.Rewinds:
-		l := []string{"conversation: rewinds to " + orBefore(c.ThroughTurn) + ", dropping " + strings.Join(c.Drops, ", ")}
-		if len(c.Resume) > 0 {
-			l = append(l, "  it continues in a new session "+c.HarnessSession+": "+strings.Join(c.Resume, " "))
-		}
-		return l
-	}
-	return []string{"conversation: nothing to rewind"}
-}
-
-func orBefore(p *string) string {
-	if p == nil {
-		return "before the first turn"
-	}
-	return *p
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

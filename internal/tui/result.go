@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/internal/cli"
+	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -57,21 +58,21 @@ func (s *resultScreen) update(m *Model, msg tea.Msg) tea.Cmd {
 func (s *resultScreen) view(m *Model, w, h int) []string {
 	st := m.app.st
 	res := s.res
-	r := res.Repos[0]
+	v := planview.New(res, planview.Options{Budget: -1})
 	lines := render(st.bold, wrap(transcriptRow(res), w, "  "))
 	if d := res.Conversation.Drops; res.Conversation.Rewinds && len(d) > 0 {
 		lines = append(lines, st.dim.Render("  ▸ dropped "+strings.Join(d, ", ")))
 	}
+	for _, l := range v.Summary.Lines() {
+		lines = append(lines, wrap(l, w, strings.Repeat(" ", 14))...)
+	}
 	var tail []string
-	switch {
-	case len(r.Converted) > 0:
-		tail = append(tail, "not byte for byte: "+plural(len(r.Converted), "file", "files")+" went through an end-of-line conversion or a filter")
-	case res.Exact != nil && !*res.Exact && res.After == "":
-		tail = append(tail, st.err.Render("warning: the rollback's own checkpoint could not be taken, so the result is not verified"))
-	case res.Exact != nil && !*res.Exact:
-		tail = append(tail, st.err.Render("warning: something wrote to the tree during the rollback; "+res.After+" shows it as it is now"))
-	case res.After != "":
-		tail = append(tail, st.ok.Render("verified: the tree is as planned ("+res.After+")"))
+	if l := cli.Verification(res); l != "" {
+		if strings.HasPrefix(l, "verified") {
+			tail = append(tail, st.ok.Render(l))
+		} else {
+			tail = append(tail, st.err.Render(l))
+		}
 	}
 	tail = append(tail, "safety checkpoint "+res.Safety+" holds the tree as it was before; u plans the undo")
 	if res.Note != "" {
@@ -88,28 +89,22 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 		wrapped = append(wrapped, wrap(l, w, "  ")...)
 	}
 	tail = wrapped
-	var rows []string
-	for _, f := range r.Files {
-		rows = append(rows, "    "+pad(f.Change, 7)+" "+pad(f.Class, 8)+" "+cli.QuotePath(f.Path))
-	}
-	for _, l := range r.Left {
-		rows = append(rows, "    left    "+pad(l.Reason, 19)+" "+cli.QuotePath(l.Path))
-	}
-	// The cursor is the first row shown: the keys scroll.
-	s.l.n = len(rows)
-	listH := h - len(lines) - len(tail) - 1
-	if listH < 1 {
-		listH = 1
-	}
-	s.l.h = listH
-	from := s.l.cur
-	if from > len(rows)-listH {
-		from = max(len(rows)-listH, 0)
-	}
+	// The rows fold to the room left; the keys scroll them.
+	listH := max(h-len(lines)-len(tail)-1, 1)
+	rows := planview.Rows(v.Items, planview.Options{Budget: listH})
+	cols := planview.ColumnsOf(rows)
+	s.l.n, s.l.h = len(rows), listH
+	from := min(s.l.cur, max(len(rows)-listH, 0))
 	s.l.cur = from
 	to := min(from+listH, len(rows))
 	lines = append(lines, "")
-	lines = append(lines, rows[from:to]...)
+	for _, r := range rows[from:to] {
+		text := r.Cells(cols, w).String()
+		if r.Person() {
+			text = st.gold.Render(text)
+		}
+		lines = append(lines, text)
+	}
 	lines = fit(lines, w, h-len(tail))
 	return append(lines, tail...)
 }

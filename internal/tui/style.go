@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/venom-org/git-venom/internal/planview"
 )
 
 // styles are the screens' few looks. With NO_COLOR set lipgloss drops
@@ -64,12 +65,13 @@ func fit(lines []string, w, h int) []string {
 	return out
 }
 
-// plural is "1 file", "3 files".
+// plural is "1 file", "4,603 files" (planview.Number, as the plan
+// counts).
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return itoa(n) + " " + many
+	return planview.Number(n) + " " + many
 }
 
 // wrap breaks s (plain text) into lines of at most w cells at spaces only

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/rollback"
@@ -66,49 +67,12 @@ func TestWrapBreaksAtSpacesOnly(t *testing.T) {
 	}
 }
 
-func TestPlanRowsPersonFirstThenFilesThenLeftThenHeadAndConversation(t *testing.T) {
+func TestPlanScreenFoldsToTheScreenAndFilters(t *testing.T) {
 	head := "0123456789abcdef"
-	res := &rollback.Result{Agent: "a1", Checkpoint: "k2", Restore: "all", Plan: "p2-x",
-		Conversation: rollback.Conversation{Rewinds: true, ThroughTurn: strp("t1"), Drops: []string{"t2"}},
-		Repos: []rollback.Repo{{
-			Head: rollback.Head{From: &head, To: &head},
-			Files: []rollback.File{
-				{Path: "src/app.py", Change: "modify", Class: "agent"},
-				{Path: "notes.txt", Change: "modify", Class: "outside"},
-			},
-			Left: []rollback.Left{{Path: "big.bin", Reason: "too_big"}, {Path: "mine.txt", Reason: "outside", Detail: "created after the last checkpoint"}},
-		}}}
-	var got []string
-	for _, r := range planRows(res, 80) {
-		got = append(got, r.text)
-	}
-	want := []string{
-		"changed outside the agent's turns (a person, or a gap), restored too:",
-		"  ! modify  notes.txt",
-		"",
-		"changed outside the agent's turns, kept as they are:",
-		"  ! mine.txt (created after the last checkpoint)",
-		"",
-		"files:",
-		"    modify  agent    src/app.py",
-		"",
-		"left as they are:",
-		"    too_big             big.bin",
-		"",
-		"HEAD: stays at 0123456789",
-		"conversation: rewinds to t1, dropping t2",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	rows := planRows(res, 80)
-	if rows[1].kind != rowOutside || rows[4].kind != rowOutside || rows[7].kind != rowPath {
-		t.Errorf("kinds: %+v", rows[:8])
-	}
-}
-
-func TestPlanFilterKeepsHeadingsAndMatchingPaths(t *testing.T) {
-	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", Restore: "all", Repos: []rollback.Repo{{}}}
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", Restore: "all", Plan: "p2-x", DryRun: true, Repos: []rollback.Repo{{
+		Head: rollback.Head{From: &head, To: &head},
+		Left: []rollback.Left{{Path: "notes.txt", Reason: "outside"}},
+	}}}
 	for i := 0; i < 10000; i++ {
 		dir := "gen/a/"
 		if i%2 == 1 {
@@ -117,22 +81,40 @@ func TestPlanFilterKeepsHeadingsAndMatchingPaths(t *testing.T) {
 		res.Repos[0].Files = append(res.Repos[0].Files, rollback.File{Path: dir + itoa(i) + ".txt", Change: "delete", Class: "turn"})
 	}
 	res.Repos[0].Files = append(res.Repos[0].Files, rollback.File{Path: "src/app.py", Change: "modify", Class: "agent"})
-	s := newPlan(newModel(&app{st: newStyles()}), planOpts{agent: "a1", checkpoint: "k1", restore: "all"}, res, "")
-	if s.countPaths() != 10001 {
-		t.Fatalf("paths = %d", s.countPaths())
+	m := newModel(&app{st: newStyles()})
+	s := newPlan(m, planOpts{agent: "a1", checkpoint: "k1", restore: "all", outside: "keep"}, res, "")
+	screen := strings.Join(s.view(m, 80, 21), "\n")
+	// The person's path first, then gen/ folded into one row, then the
+	// agent's file; HEAD and the conversation in the summary above.
+	for _, want := range []string{"plan p2-x: roll back a1 to k1", "HEAD:         stays at 0123456789",
+		"! left    outside  notes.txt", "  delete  turn     gen/  (10,000 files)", "  modify  agent    src/app.py",
+		"y confirms: git venom-rollback --agent a1 k1 --plan p2-x --outside keep"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.Index(screen, "notes.txt") > strings.Index(screen, "gen/") {
+		t.Errorf("the person's path is not first:\n%s", screen)
+	}
+	// enter on gen/ opens it: gen/a/ and gen/b/, folded.
+	s.l.cur = 1
+	s.update(m, tea.KeyMsg{Type: tea.KeyEnter})
+	screen = strings.Join(s.view(m, 80, 21), "\n")
+	if !strings.Contains(screen, "inside gen/: 10,000 paths") || !strings.Contains(screen, "gen/a/  (5,000 files)") {
+		t.Errorf("after enter on gen/:\n%s", screen)
+	}
+	if !s.esc() || len(s.narrow) != 0 {
+		t.Errorf("esc did not close gen/")
 	}
 	s.filter.SetValue("src/")
-	s.apply()
-	if s.countShown() != 1 {
-		t.Errorf("shown under src/ = %d, want 1", s.countShown())
+	screen = strings.Join(s.view(m, 80, 21), "\n")
+	if !strings.Contains(screen, "1 of 10,002 paths") || !strings.Contains(screen, "src/app.py") || strings.Contains(screen, "gen/") {
+		t.Errorf("filtered:\n%s", screen)
 	}
-	var texts []string
-	for _, i := range s.shown {
-		texts = append(texts, s.rows[i].text)
-	}
-	joined := strings.Join(texts, "\n")
-	if !strings.Contains(joined, "src/app.py") || strings.Contains(joined, "gen/a/0.txt") || !strings.Contains(joined, "HEAD: stays") {
-		t.Errorf("filtered rows:\n%s", joined)
+	for i, l := range s.view(m, 80, 21) {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("line %d is %d cells: %q", i, w, l)
+		}
 	}
 }
 
