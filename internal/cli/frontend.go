@@ -91,3 +91,20 @@ func Verification(res *rollback.Result) string {
 	}
 	return ""
 }
+
+// RollbackCommand is the git venom-rollback command that confirms the
+// dry run res made with o's choices: its agent, checkpoint and plan id,
+// and the choices that differ from the defaults.
+func RollbackCommand(res *rollback.Result, o rollback.Options) string {
+	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
+	if o.Restore != "" && o.Restore != "all" {
+		args = append(args, "--restore", o.Restore)
+	}
+	if o.Outside != "" {
+		args = append(args, "--outside", o.Outside)
+	}
+	if o.KeepHead {
+		args = append(args, "--keep-head")
+	}
+	return strings.Join(args, " ")
+}

@@ -143,17 +143,7 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 		fmt.Fprintf(e.Out, "  %s\n", l)
 	}
 	printRows(e, v.Rows, w)
-	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
-	if o.Restore != "all" {
-		args = append(args, "--restore", o.Restore)
-	}
-	if o.Outside != "" {
-		args = append(args, "--outside", o.Outside)
-	}
-	if o.KeepHead {
-		args = append(args, "--keep-head")
-	}
-	fmt.Fprintf(e.Out, "\nto do it: %s\n", strings.Join(args, " "))
+	fmt.Fprintf(e.Out, "\nto do it: %s\n", RollbackCommand(res, o))
 }
 
 // printRows prints rows after a blank line, in columns, each fitted to w

@@ -27,21 +27,6 @@ func (o planOpts) options() rollback.Options {
 		Outside: o.outside, KeepHead: o.keepHead})
 }
 
-// command is the CLI's confirmation of the same plan, shown beside `y`.
-func (o planOpts) command(plan string) string {
-	args := []string{"git venom-rollback", "--agent", o.agent, o.checkpoint, "--plan", plan}
-	if o.restore != "all" {
-		args = append(args, "--restore", o.restore)
-	}
-	if o.outside != "" {
-		args = append(args, "--outside", o.outside)
-	}
-	if o.keepHead {
-		args = append(args, "--keep-head")
-	}
-	return strings.Join(args, " ")
-}
-
 // planRequest receives a dry run's answer: the confirmation screen, a
 // choice when the dry run refused for want of one, or the error.
 type planRequest struct {
@@ -293,7 +278,7 @@ func (s *planScreen) view(m *Model, w, h int) []string {
 		shown, of, _ := s.items()
 		bottom = append(bottom, s.filter.View()+st.dim.Render("  "+planview.Number(shown)+" of "+planview.Number(of)+" paths; y confirms them all"))
 	}
-	bottom = append(bottom, wrap(st.bold.Render("y")+" confirms: "+s.o.command(s.res.Plan), w, "    ")...)
+	bottom = append(bottom, wrap(st.bold.Render("y")+" confirms: "+cli.RollbackCommand(s.res, s.o.options()), w, "    ")...)
 	listH := h - len(top) - len(bottom) - 1
 	if listH < 1 {
 		listH = 1

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/venom-org/git-venom/internal/cli"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/rollback"
 )
@@ -161,7 +162,8 @@ func TestChoiceFor(t *testing.T) {
 
 func TestCommandQuotesTheChoices(t *testing.T) {
 	o := planOpts{agent: "a1", checkpoint: "k2", restore: "files", outside: "keep", keepHead: true}
-	if got, want := o.command("p2-ab"), "git venom-rollback --agent a1 k2 --plan p2-ab --restore files --outside keep --keep-head"; got != want {
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k2", Plan: "p2-ab"}
+	if got, want := cli.RollbackCommand(res, o.options()), "git venom-rollback --agent a1 k2 --plan p2-ab --restore files --outside keep --keep-head"; got != want {
 		t.Errorf("command = %q, want %q", got, want)
 	}
 }
