@@ -63,14 +63,17 @@ func TestCheckpointLogFailureLeavesNoRef(t *testing.T) {
 
 // A capture whose log append fails while the log lock is held past its
 // wait (another process stuck mid-append) deletes its ref too: the
-// deletion is not cut short by the capture's own deadline.
+// deletion is not cut short by the capture's own deadline, which has
+// passed by then (the append waits as long as the capture may take). The
+// bound leaves the capture itself time enough under go test -race on a
+// busy machine, where one took over a second.
 func TestCheckpointLogLockedLeavesNoRef(t *testing.T) {
 	r := newRepo(t, false)
 	r.Write("a.txt", "one\n")
 	r.Commit("init")
 	r.take("manual")
 	r.Write("a.txt", "two\n")
-	r.Git("config", "venom.checkpoints.timeout", "1s")
+	r.Git("config", "venom.checkpoints.timeout", "4s")
 	lk, err := journal.TryLock(filepath.Join(r.GitDir, "venom", "locks", "log.lock"), true)
 	if err != nil {
 		t.Fatal(err)
