@@ -124,7 +124,7 @@ func toolCallDedup(t *tree, o *options) (*benchCase, error) {
 				return nil
 			},
 		},
-		base:     side{label: "git " + strings.Join(statusCmd, " "), run: command(t.dir, statusCmd...), check: wantEmpty},
+		bases:    []baseline{statusBase(t, nil, wantEmpty, 0)},
 		teardown: func() error { return closeTurn(t, o) },
 	}, nil
 }
@@ -165,13 +165,12 @@ func toolCallChanged(t *tree, o *options) (*benchCase, error) {
 				return nil
 			},
 		},
-		base: side{label: "git " + strings.Join(statusCmd, " "), prepare: modify, run: command(t.dir, statusCmd...),
-			check: func(out []byte) error {
-				if !bytes.Contains(out, []byte(paths[0])) {
-					return fmt.Errorf("status does not show %s: %.200q", paths[0], out)
-				}
-				return nil
-			}},
+		bases: []baseline{statusBase(t, modify, func(out []byte) error {
+			if !bytes.Contains(out, []byte(paths[0])) {
+				return fmt.Errorf("status does not show %s: %.200q", paths[0], out)
+			}
+			return nil
+		}, 0)},
 		teardown: func() error {
 			if err := os.WriteFile(p, orig, 0o644); err != nil {
 				return err
