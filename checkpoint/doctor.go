@@ -71,6 +71,20 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 		add("checkpoints.log", "ok", "", "%d record(s) replay", st.Seq)
 	}
 
+	switch sc, err := t.Log.CheckSnapshot(); {
+	case err != nil:
+		add("checkpoints.snapshot", "warn", "", "cannot check the replay snapshot: %v", err)
+	case sc.Used && !sc.Agrees:
+		add("checkpoints.snapshot", "warn", "remove "+t.Log.SnapshotPath()+": the next command rebuilds it from the log",
+			"the replay snapshot (through record %d) disagrees with the log: was the log changed in place?", sc.Seq)
+	case sc.Used:
+		add("checkpoints.snapshot", "ok", "", "the replay snapshot (through record %d) agrees with the log", sc.Seq)
+	case sc.Present:
+		add("checkpoints.snapshot", "ok", "", "the replay snapshot no longer covers the log; the next command rebuilds it")
+	default:
+		add("checkpoints.snapshot", "ok", "", "no replay snapshot yet")
+	}
+
 	have, err := t.Repo.ResolveRefs(ctx, refs.Prefix)
 	if err != nil {
 		add("checkpoints.refs", "fail", "", "cannot list refs: %v", err)

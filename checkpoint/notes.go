@@ -1,9 +1,7 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
-	"path/filepath"
 	"sort"
 
 	"github.com/venom-org/git-venom/journal"
@@ -21,16 +19,10 @@ type Notes struct{}
 // are marked delivered. A note for one harness session is only that
 // session's.
 func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (string, func() error, error) {
-	if !mayHaveNote(t.Log.Path(), agent) {
-		// Every prompt of every agent asks: most have never had a note,
-		// and a replay of a long log is the slowest part of the hook.
-		return "", nil, nil
-	}
-	st, err := t.Log.Load()
+	a, err := t.Log.LoadAgent(agent)
 	if err != nil {
 		return "", nil, err
 	}
-	a := st.Agents[agent]
 	if a == nil || len(a.Notes) == 0 {
 		return "", nil, nil
 	}
@@ -54,23 +46,4 @@ func (Notes) Pending(ctx context.Context, t *Tree, agent, session string) (strin
 		return err
 	}
 	return text, delivered, nil
-}
-
-// mayHaveNote reports whether the log at path has a note.pending record
-// for agent, by looking for both on one line rather than replaying it: a
-// false answer is certain (the log is missing, or no such line); a true
-// one sends the caller to the replay. Agent ids are plain (refs.ValidAgent),
-// so they appear in a record as written here.
-func mayHaveNote(path, agent string) bool {
-	lines, err := (&journal.Log{Dir: filepath.Dir(path)}).LinesOfType(journal.TypeNotePending, true)
-	if err != nil {
-		return true // the replay will say what is wrong
-	}
-	who := []byte(`"agent":"` + agent + `"`)
-	for _, line := range lines {
-		if bytes.Contains(line, who) {
-			return true
-		}
-	}
-	return false
 }

@@ -132,11 +132,10 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		defer tl.Unlock()
 	}
 	t.Repo.CleanTmp()
-	st, err := t.Log.Load()
+	a, err := t.Log.LoadAgent(o.Agent)
 	if err != nil {
 		return nil, LogError(err, "reading the log")
 	}
-	a := st.Agents[o.Agent]
 	if a == nil {
 		a = &journal.Agent{ID: o.Agent}
 	}
@@ -243,8 +242,8 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	if o.Reason == ReasonTurnEnd {
 		// Retention runs after a turn_end (RFC 5.2). A failure is not the
 		// capture's: the refs stay, and the next turn_end retries.
-		if st, err := t.Log.Load(); err == nil && st.Agents[o.Agent] != nil {
-			_, _ = t.Prune(ctx, st.Agents[o.Agent], journal.Now())
+		if a, err := t.Log.LoadAgent(o.Agent); err == nil && a != nil {
+			_, _ = t.Prune(ctx, a, journal.Now())
 		}
 	}
 	return &Result{Checkpoint: rec, Turn: turn, Ended: syntheticEnd(pre)}, nil

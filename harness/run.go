@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -414,7 +413,9 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *journal.AgentBindin
 	if ev.Session == "" {
 		return derived, nil
 	}
-	bs, err := bindings(t.Log)
+	// From the replay snapshot and what follows it, no agent's state
+	// built: every event asks, so this stays cheap on a long log.
+	bs, err := t.Log.Bindings()
 	if err != nil {
 		r.problem("reading agent bindings: %v", err)
 		return derived, nil
@@ -435,26 +436,6 @@ func (r *run) agent(t *checkpoint.Tree, ev *Event) (string, *journal.AgentBindin
 		return match.Agent, match
 	}
 	return match.Agent, nil
-}
-
-// bindings reads every agent.binding record of the log, in order. Most
-// logs have none, and a plain search of the file says so; otherwise only
-// the lines that hold one are decoded, which keeps every event's cost low
-// on a long log.
-func bindings(l *journal.Log) ([]journal.AgentBinding, error) {
-	lines, err := l.LinesOfType(journal.TypeAgentBinding, false)
-	if err != nil {
-		return nil, err
-	}
-	var out []journal.AgentBinding
-	for _, line := range lines {
-		var b journal.AgentBinding
-		if err := json.Unmarshal(line, &b); err != nil {
-			return nil, fmt.Errorf("log record %.60s: %w", line, err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
 }
 
 // confirm logs that the conversation copy of a binding exists: its session

@@ -35,6 +35,11 @@ type Log struct {
 	// process reads and decodes only what was appended since (state.go).
 	mu       sync.Mutex
 	replayed *readCache
+	// noSnapshot is set once writing the replay snapshot failed (a
+	// read-only directory): this Log does not try again.
+	noSnapshot bool
+	// every, when not 0, replaces defaultSnapshotEvery (tests).
+	every int
 }
 
 // DefaultLockWait is Append's wait for the log lock when LockWait is 0.
@@ -378,39 +383,4 @@ func header(line []byte) (r Raw, ok bool) {
 		return r, false
 	}
 	return r, true
-}
-
-// LinesOfType returns the lines of the log that hold a record of type typ
-// ("type":"<typ>" in them), without decoding the rest of the log: a
-// command that needs one kind of record (the hook's bindings, a prompt's
-// note) pays a byte search, not a replay. A last line without its newline
-// (torn, or being written) is included only when withTorn. A missing log
-// has none.
-func (l *Log) LinesOfType(typ string, withTorn bool) ([][]byte, error) {
-	data, err := os.ReadFile(l.Path())
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	needle := []byte(`"type":"` + typ + `"`)
-	var out [][]byte
-	for len(data) > 0 {
-		i := bytes.Index(data, needle)
-		if i < 0 {
-			break
-		}
-		start := bytes.LastIndexByte(data[:i], '\n') + 1
-		end := bytes.IndexByte(data[i:], '\n')
-		if end < 0 {
-			if withTorn {
-				out = append(out, data[start:])
-			}
-			break
-		}
-		out = append(out, data[start:i+end])
-		data = data[i+end+1:]
-	}
-	return out, nil
 }

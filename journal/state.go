@@ -20,6 +20,10 @@ type State struct {
 	Torn bool
 	// Seq is the last record's sequence number.
 	Seq int64
+	// Bindings are every agent.binding record, in log order (an agent's
+	// latest is also its Agent.Binding): a hook finds a session's agent
+	// in them (harness, RFC 8).
+	Bindings []AgentBinding
 }
 
 // Saved is one checkpoint as the log knows it: its number, record, current
@@ -150,18 +154,25 @@ func (s *State) agent(id string) *Agent {
 
 // Replay builds the State from records, in one linear pass. It keeps each
 // record's decoded body in recs (Raw.body), so a replay of the same
-// records again decodes no JSON: Load replays the whole log on every call,
-// and pays the decoding only for what was appended since its last call.
+// records again decodes no JSON.
 func Replay(recs []Raw) (*State, error) {
 	s := &State{Agents: map[string]*Agent{}}
+	if err := s.replay(recs); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// replay applies recs to s, in order.
+func (s *State) replay(recs []Raw) error {
 	for i := range recs {
 		r := &recs[i]
 		s.Seq = r.Seq
 		if err := s.apply(r); err != nil {
-			return nil, fmt.Errorf("log record %d (%s): %w", r.Seq, r.Type, err)
+			return fmt.Errorf("log record %d (%s): %w", r.Seq, r.Type, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func (s *State) apply(r *Raw) error {
@@ -320,6 +331,7 @@ func (s *State) apply(r *Raw) error {
 			return err
 		}
 		s.agent(b.Agent).Binding = &b
+		s.Bindings = append(s.Bindings, b)
 	}
 	return nil
 }
@@ -349,60 +361,129 @@ func (s *State) AgentIDs(tree string) []string {
 
 // Load replays the log into a new State (RFC 4.2: the log is the truth).
 // Each call reads the log again, so what another process appended is
-// seen, but within one process it reads and decodes only the records
-// appended since the Log's previous Load (readCache); a log that is not
-// the file read before, is shorter, or no longer holds what was read last
-// where it was, is read whole. Each call builds a new State, but States
-// from one Log share the records' decoded bodies (the slices, maps and
-// pointers in Saved.Rec, Edited, Turn.HarnessEndPending, Agent.Rollbacks
-// and the like): callers treat what they hold there as read-only.
+// seen, but it decodes and replays only the records appended since a
+// point it already knows the state at: the Log's previous Load in this
+// process (readCache), else the replay snapshot beside the log
+// (snapshot.go), else the start of the log. That point is trusted only
+// while the log is still the file read before (in process), no shorter,
+// still holds the point's last record's line where it was, and what
+// follows starts at the next seq; otherwise the log is read whole. A Load
+// that replayed snapshotEvery records or more writes a new snapshot. Each
+// call builds a new State, but States from one Log share the records'
+// decoded bodies (the slices, maps and pointers in Saved.Rec, Edited,
+// Turn.HarnessEndPending, Agent.Rollbacks and the like): callers treat
+// what they hold there as read-only.
 func (l *Log) Load() (*State, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	recs, torn, err := l.readNew()
+	return l.load(nil)
+}
+
+// LoadAgent is Load for one agent: what Load's State has for id (nil
+// when the log has nothing of it), without building the other agents'
+// state from the snapshot (each session of a harness is an agent, so a
+// long log is mostly other agents'). The records after the snapshot are
+// replayed whole, each changing only its own agent.
+func (l *Log) LoadAgent(id string) (*Agent, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.load(map[string]bool{id: true})
 	if err != nil {
 		return nil, err
 	}
-	s, err := Replay(recs)
+	return s.Agents[id], nil
+}
+
+// Bindings returns every agent.binding record of the log, in order
+// (State.Bindings), without building any agent's state from the snapshot.
+func (l *Log) Bindings() ([]AgentBinding, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.load(map[string]bool{})
 	if err != nil {
-		l.setReplayed(nil)
 		return nil, err
 	}
-	s.Torn = torn
-	return s, nil
+	return s.Bindings, nil
+}
+
+// load is Load, with only the agents only names built from the snapshot
+// (all when only is nil). A Load that replays snapshotEvery records or
+// more past the snapshot builds every agent, to write a new one.
+func (l *Log) load(only map[string]bool) (*State, error) {
+	for whole := false; ; whole = true {
+		base, recs, torn, err := l.readNew(whole)
+		if err != nil {
+			return nil, err
+		}
+		c := l.replayed
+		write := c != nil && len(c.recs) >= l.snapshotEvery() && !l.noSnapshot
+		s := &State{Agents: map[string]*Agent{}}
+		if base != nil {
+			pick := only
+			if write {
+				pick = nil
+			}
+			if s, err = decodeAgents(base.state, pick); err != nil {
+				// A snapshot that passed its checksum but does not
+				// decode: this version wrote it wrong. Never trusted:
+				// read the log whole.
+				l.setReplayed(nil)
+				continue
+			}
+		}
+		if err := s.replay(recs); err != nil {
+			l.setReplayed(nil)
+			return nil, err
+		}
+		if write {
+			sn, err := l.writeSnapshot(fileIDOf(c.fi), c.end, c.seq, c.tail, s)
+			if err != nil {
+				l.noSnapshot = true // a read-only directory: do not try each Load
+			} else {
+				c.base, c.recs = sn, nil
+			}
+		}
+		s.Torn = torn
+		return s, nil
+	}
 }
 
 // readCache is what Load read of the log: the file (f, kept open, so
 // that its inode cannot be given to another file while the cache names
-// it, and fi), the records of its complete lines (recs, with their decoded
-// bodies), where those lines end (end, in bytes), and their tail from the
-// start of the last record's line (tail), to see on the next read that
-// the file still holds it there.
+// it, and fi), the state at a point of it (base, a snapshot; nil for the
+// start of the log) and the records after that point (recs, with their
+// decoded bodies), where the complete lines read end (end, in bytes), the
+// seq of the last record (seq) and the log's bytes from the start of that
+// record's line to end (tail), to see on the next read that the file
+// still holds it there.
 type readCache struct {
 	f    *os.File
 	fi   os.FileInfo
 	end  int64
+	seq  int64
 	tail []byte
+	base *snapshot
 	recs []Raw
 }
 
-// readNew returns the log's records, from l.replayed and the bytes after
-// it when it is still the log's prefix, else from the whole file, and
-// keeps them in l.replayed. An append only ever adds whole lines after
-// the last complete one (cutting a torn line first), numbered on from the
-// last record's seq, so when the file is the same one, still holds the
-// last record's line where it was read and what follows starts at the
-// next seq, the records before are unchanged. (A rewrite in place that
-// keeps that line where it was is not seen: nothing writes the log so,
-// and the cache lives for one command.)
-func (l *Log) readNew() (recs []Raw, torn bool, err error) {
+// readNew returns the state's starting point (base, nil for the start of
+// the log) and the log's records after it, from l.replayed and the bytes
+// after it when it is still the log's prefix, else from the snapshot file
+// and the bytes after it when it is, else (and always when whole) from the
+// whole file, and keeps them in l.replayed. An append only ever adds whole
+// lines after the last complete one (cutting a torn line first), numbered
+// on from the last record's seq, so when the file still holds the last
+// record's line where it was read and what follows starts at the next
+// seq, the records before are unchanged. (A rewrite in place that keeps
+// that line where it was is not seen: nothing writes the log so.)
+func (l *Log) readNew(whole bool) (base *snapshot, recs []Raw, torn bool, err error) {
 	f, err := os.Open(l.Path())
 	if errors.Is(err, os.ErrNotExist) {
 		l.setReplayed(nil)
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the log: %w", err)
+		return nil, nil, false, fmt.Errorf("reading the log: %w", err)
 	}
 	kept := false
 	defer func() {
@@ -412,33 +493,58 @@ func (l *Log) readNew() (recs []Raw, torn bool, err error) {
 	}()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the log: %w", err)
+		return nil, nil, false, fmt.Errorf("reading the log: %w", err)
 	}
-	if c := l.replayed; c != nil && os.SameFile(c.fi, fi) && fi.Size() >= c.end {
-		from := c.end - int64(len(c.tail))
-		data := make([]byte, fi.Size()-from)
-		if _, err := f.ReadAt(data, from); err == nil && bytes.HasPrefix(data, c.tail) {
-			more, torn, err := Parse(data[len(c.tail):])
-			if err == nil && (len(more) == 0 || more[0].Seq == c.recs[len(c.recs)-1].Seq+1) {
-				recs = append(c.recs[:len(c.recs):len(c.recs)], more...)
-				kept = l.keep(f, fi, from, data, recs)
-				return recs, torn, nil
+	if c := l.replayed; c != nil && !whole && os.SameFile(c.fi, fi) {
+		if more, torn, data, ok := continueAt(f, fi.Size(), c.end, c.tail, c.seq); ok {
+			recs = append(c.recs[:len(c.recs):len(c.recs)], more...)
+			kept = l.keep(f, fi, c.end-int64(len(c.tail)), data, c.base, recs)
+			return c.base, recs, torn, nil
+		}
+	}
+	l.setReplayed(nil)
+	if !whole {
+		if sn := l.readSnapshot(); sn != nil && sn.file == fileIDOf(fi) {
+			if more, torn, data, ok := continueAt(f, fi.Size(), sn.end, []byte(sn.tail), sn.seq); ok {
+				kept = l.keep(f, fi, sn.end-int64(len(sn.tail)), data, sn, more)
+				return sn, more, torn, nil
 			}
 		}
 	}
 	// Read whole: the first time, another file, or the tail not as
 	// expected (a parse error is then reported with its true line).
-	l.setReplayed(nil)
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the log: %w", err)
+		return nil, nil, false, fmt.Errorf("reading the log: %w", err)
 	}
 	recs, torn, err = Parse(data)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	kept = l.keep(f, fi, 0, data, recs)
-	return recs, torn, nil
+	kept = l.keep(f, fi, 0, data, nil, recs)
+	return nil, recs, torn, nil
+}
+
+// continueAt reads the log file f (size bytes) on from a point whose
+// complete lines end at end, the last of its records being seq with the
+// line that starts tail (tail runs to end). ok is false unless the file
+// is no shorter, still holds tail there, and the records after it parse
+// and start at seq+1; then more are those records, torn whether a torn
+// line follows them, and data the file's bytes from end-len(tail) on.
+func continueAt(f *os.File, size, end int64, tail []byte, seq int64) (more []Raw, torn bool, data []byte, ok bool) {
+	if size < end {
+		return nil, false, nil, false
+	}
+	from := end - int64(len(tail))
+	data = make([]byte, size-from)
+	if _, err := f.ReadAt(data, from); err != nil || !bytes.HasPrefix(data, tail) {
+		return nil, false, nil, false
+	}
+	more, torn, err := Parse(data[len(tail):])
+	if err != nil || (len(more) > 0 && more[0].Seq != seq+1) {
+		return nil, false, nil, false
+	}
+	return more, torn, data, true
 }
 
 // setReplayed replaces l.replayed with c, closing the file the old one
@@ -450,23 +556,32 @@ func (l *Log) setReplayed(c *readCache) {
 	l.replayed = c
 }
 
-// keep records in l.replayed that the log file f (fi) holds records recs
-// in its complete lines, data being its bytes from offset from on, and
-// reports whether it kept f open for that. Without a record, nothing is
-// kept.
-func (l *Log) keep(f *os.File, fi os.FileInfo, from int64, data []byte, recs []Raw) bool {
+// keep records in l.replayed that the log file f (fi) holds, after the
+// point base (nil: the start), records recs in its complete lines, data
+// being its bytes from offset from on, and reports whether it kept f open
+// for that. With no record at all, nothing is kept.
+func (l *Log) keep(f *os.File, fi os.FileInfo, from int64, data []byte, base *snapshot, recs []Raw) bool {
 	n := bytes.LastIndexByte(data, '\n')
-	if n < 0 || len(recs) == 0 {
+	if n < 0 || (len(recs) == 0 && base == nil) {
 		l.setReplayed(nil)
 		return false
 	}
+	c := &readCache{f: f, fi: fi, end: from + int64(n) + 1, base: base, recs: recs}
 	// The tail runs from the last record's line (only blank lines can
 	// follow it) to the end of the complete lines.
-	start := bytes.LastIndex(data[:n+1], recs[len(recs)-1].Line)
-	if start < 0 {
-		l.setReplayed(nil) // the record read is before data: keep nothing
-		return false
+	if len(recs) == 0 {
+		c.seq = base.seq
+		c.tail = append([]byte(nil), data[:n+1]...) // base's tail and any blank lines after it
+	} else {
+		last := recs[len(recs)-1]
+		start := bytes.LastIndex(data[:n+1], last.Line)
+		if start < 0 {
+			l.setReplayed(nil) // the record read is before data: keep nothing
+			return false
+		}
+		c.seq = last.Seq
+		c.tail = append([]byte(nil), data[start:n+1]...)
 	}
-	l.setReplayed(&readCache{f: f, fi: fi, end: from + int64(n) + 1, tail: append([]byte(nil), data[start:n+1]...), recs: recs})
+	l.setReplayed(c)
 	return true
 }
