@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/venom-org/git-venom/e2e/e2etest"
 	"github.com/venom-org/git-venom/e2e/mockllm"
@@ -195,4 +196,56 @@ func countIn(convo, s string) int {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestClaudeStopFailure (issue 14 item 3): a turn that ends in an API error.
+// In -p mode Claude Code fires StopFailure and exits without waiting for it
+// ("fire-and-forget"): the hook is killed, most often before it reads its
+// input. SessionEnd, which Claude Code waits for, then takes the turn_end
+// and resolves harness_end from the transcript: the turn's last assistant
+// entry (the API error's) after its own prompt. ../shared/e2e's
+// stopfailure.turn_end_with_id; its stopfailure.hook_runs_to_end asks
+// Claude Code not to kill the hook, which venom cannot change (the
+// StopFailure run is recorded here as it was).
+func TestClaudeStopFailure(t *testing.T) {
+	w := newClaude(t)
+	// A StopFailure hook slower than Claude Code waits for: a capture of a
+	// big tree, say. (A fast one sometimes finishes before it is killed.)
+	w.c.Env = append(w.c.Env, "VENOM_E2E_HOOK_DELAY=StopFailure=8s")
+	r := w.c.Print("-p", "A failing turn. [[venom-e2e: fail 400]]")
+	S := r.SessionID
+	if S == "" {
+		t.Fatalf("no session: %s", r)
+	}
+	A := agentOf(S)
+	t.Logf("claude -p exit %d; hook runs:\n%s", r.Code, w.HooksText())
+	for _, h := range w.HookRuns("StopFailure") {
+		t.Logf("StopFailure run: %s (finished %v)", h.Summary(), h.Finished)
+	}
+	// SessionEnd's hook may still be finishing when claude has exited.
+	e2etest.Eventually(60*time.Second, func() bool {
+		h, ok := w.LastHook("SessionEnd")
+		return ok && h.Finished
+	})
+	t.Run("stopfailure.turn_end_with_id", func(t *testing.T) {
+		ended := w.Records("turn.ended", "agent="+A, "turn=t1")
+		if len(ended) != 1 {
+			t.Fatalf("turn.ended of t1: %d records:\n%s", len(ended), e2etest.LogText(w.Records("", "agent="+A)))
+		}
+		if f := w.Records("checkpoint.failed", "agent="+A); len(f) > 0 {
+			t.Errorf("checkpoint.failed:\n%s", e2etest.LogText(f))
+		}
+		if ended[0].S("checkpoint") == "" {
+			t.Errorf("turn.ended without a checkpoint: %s", mustJSON(ended[0]))
+		}
+		want := ""
+		for _, te := range e2etest.TranscriptEntries(t, w.c.Transcript(S)) {
+			if te.Type == "assistant" && !te.IsSidechain {
+				want = te.UUID
+			}
+		}
+		if got := ended[0].S("harness_end"); got == "" || got != want {
+			t.Errorf("harness_end %q, want the transcript's last assistant entry %q: %s", got, want, mustJSON(ended[0]))
+		}
+	})
 }

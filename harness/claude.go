@@ -30,7 +30,9 @@ import (
 //	Stop, StopFailure                 turn_end with harness_end, the uuid of
 //	                                  the transcript's last assistant entry
 //	SessionEnd                        turn_end of a turn left open (an
-//	                                  interrupt fires no hook)
+//	                                  interrupt fires no hook; -p mode
+//	                                  kills a StopFailure hook), with
+//	                                  harness_end from the transcript
 //
 // An interrupted turn has no Stop; the next UserPromptSubmit's turn_start
 // ends it first (checkpoint.Take's synthetic end).
@@ -44,6 +46,7 @@ var claudeCode = &Harness{
 	end:        claudeEnd,
 	preTool:    "PreToolUse",
 	shellTools: []string{"Bash", "PowerShell"},
+	closeEnd:   claudeCloseEnd,
 	install: installSpec{
 		file: map[string]scopePath{
 			"local":   {root: ".claude/settings.local.json"},
@@ -150,6 +153,72 @@ func claudeEnd(ctx context.Context, ev *Event) (string, *journal.EndPending, err
 	}
 }
 
+// claudeCloseEnd resolves harness_end for the turn a SessionEnd closes:
+// the uuid of the last non-sidechain assistant entry of the transcript
+// after the first entry of the turn's prompt (ev.Turn, the prompt_id
+// SessionEnd carries, which transcript entries hold as promptId), before
+// any entry of a later prompt. A turn cut before any answer has no such
+// entry, and gives "": an earlier turn's entry is never used. The
+// transcript is read again for up to transcriptWait while it holds the
+// prompt but no answer yet (it is written asynchronously).
+func claudeCloseEnd(ctx context.Context, ev *Event) (string, error) {
+	path := expandHome(ev.Transcript)
+	if path == "" || ev.Turn == "" {
+		return "", nil
+	}
+	deadline := time.Now().Add(transcriptWait)
+	for {
+		uuid, seen, err := assistantAfterPrompt(path, ev.Turn)
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil || uuid != "" || !seen || time.Now().After(deadline) {
+			return uuid, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// assistantAfterPrompt reads a transcript forward for claudeCloseEnd: the
+// last assistant entry after the first entry of prompt id, and whether
+// that entry was there at all.
+func assistantAfterPrompt(path, id string) (uuid string, seen bool, err error) {
+	if st, err := os.Stat(path); err != nil {
+		return "", false, err
+	} else if !st.Mode().IsRegular() {
+		return "", false, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	rd := bufio.NewReader(f)
+	for {
+		line, err := rd.ReadBytes('\n')
+		if err != nil {
+			// A line still being written (no newline yet) is not read.
+			return uuid, seen, nil
+		}
+		var e transcriptEntry
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.PromptID == id {
+			seen = true
+		} else if seen && e.PromptID != "" {
+			return uuid, seen, nil // a later prompt's entries
+		}
+		if seen && e.Type == "assistant" && e.UUID != "" && !e.IsSidechain {
+			uuid = e.UUID
+		}
+	}
+}
+
 // textHash is EndPending.TextSHA256 of a message.
 func textHash(text string) string {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(text)))
@@ -221,7 +290,10 @@ type transcriptEntry struct {
 	Type        string `json:"type"`
 	UUID        string `json:"uuid"`
 	IsSidechain bool   `json:"isSidechain"`
-	Message     struct {
+	// PromptID is the prompt an entry belongs to, on the prompt's user
+	// entry and its tool results (not on assistant entries).
+	PromptID string `json:"promptId"`
+	Message  struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 }

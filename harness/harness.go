@@ -113,7 +113,13 @@ type Harness struct {
 	// checkpoints); "" when the harness has none the toolkit uses.
 	preTool    string
 	shellTools []string
-	install    installSpec
+	// closeEnd resolves harness_end for the turn a session end closes (a
+	// turn whose own end hook did not run to its end: Claude Code kills a
+	// StopFailure hook in -p mode): the turn's last assistant entry after
+	// its prompt (ev.Turn), or "" when there is none. nil when the harness
+	// has no such id.
+	closeEnd func(ctx context.Context, ev *Event) (string, error)
+	install  installSpec
 }
 
 // Shell reports whether tool is one of h's shell tools (Claude Code's Bash,

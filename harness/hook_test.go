@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -339,6 +340,54 @@ func TestClaudeCodeStopFailure(t *testing.T) {
 	}
 }
 
+// A StopFailure hook that Claude Code killed in -p mode (it does not wait
+// for it as it exits, issue 14 item 3) leaves the turn open: SessionEnd,
+// which it waits for, takes the turn_end, with harness_end the turn's
+// last assistant entry after its prompt (SessionEnd's prompt_id): the API
+// error's own entry, not a subagent's. A turn cut before any answer gets
+// none, never an earlier turn's entry.
+func TestClaudeCodeSessionEndClosesFailedTurn(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/claude-code/transcript-failed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, transcript, want string
+	}{
+		{"answered", string(data), "e2"},
+		{"cut before the answer", strings.Join(strings.Split(string(data), "\n")[:4], "\n") + "\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			repo := newRepo(t)
+			tr := filepath.Join(t.TempDir(), claudeSession+".jsonl")
+			if err := os.WriteFile(tr, []byte(c.transcript), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": tr}
+			event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
+			repo.Write("failed.txt", "half a turn\n")
+			o := event(t, repo.Dir, "claude-code", "SessionEnd-prompt.json", vars, "")
+			if o.stderr != "" {
+				t.Errorf("stderr %q", o.stderr)
+			}
+			recs := readLog(t, repo)
+			ended := ofType(recs, "turn.ended")
+			if len(ended) != 1 {
+				t.Fatalf("turn.ended records %v", ended)
+			}
+			wantRecord(t, ended[0], map[string]any{"turn": "t1", "checkpoint": "k2", "harness_turn": claudePrompt})
+			if got := ended[0].str("harness_end"); got != c.want {
+				t.Errorf("harness_end %q, want %q", got, c.want)
+			}
+			if len(ofType(recs, "checkpoint.failed")) != 0 {
+				t.Errorf("checkpoint.failed: %v", ofType(recs, "checkpoint.failed"))
+			}
+		})
+	}
+}
+
 func TestCodexSession(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
@@ -586,6 +635,68 @@ func TestHookCaptureTimeout(t *testing.T) {
 		t.Fatalf("records %v", got)
 	}
 	wantRecord(t, recs[0], map[string]any{"agent": claudeAgent, "code": "timeout.checkpoint", "reason": "turn_start"})
+}
+
+// A harness that gives up on a hook sends SIGTERM (Claude Code does, to a
+// StopFailure hook in -p mode, as it exits): the capture under way is not
+// cancelled, and one that does not finish within the hook's grace second
+// is cut like a crash, leaving no record, so the turn stays open and the
+// session end takes its turn_end. (A cancelled capture logged
+// checkpoint.failed and closed the turn with no turn_end: issue 14 item 3.)
+func TestHookSIGTERMLeavesTurnOpen(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	vars := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
+	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", vars, "")
+	// A clean filter that takes 3 s makes the turn_end capture slow; its
+	// mark says when the capture is under way.
+	mark := filepath.Join(t.TempDir(), "filtering")
+	repo.Write(".gitattributes", "slow.txt filter=slow\n")
+	repo.Git("config", "filter.slow.clean", "touch '"+mark+"'; sleep 3; cat")
+	repo.Write("slow.txt", "made in the turn\n")
+	cmd := exec.Command(os.Args[0], "claude-code")
+	cmd.Dir, cmd.Env = repo.Dir, hookEnv()
+	cmd.Stdin = bytes.NewReader(load(t, "claude-code", "StopFailure.json", vars))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the capture never ran the filter; stderr %q", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if err != nil || time.Since(start) > 2500*time.Millisecond {
+		t.Errorf("after SIGTERM the hook ended with %v after %v, want status 0 within its grace second", err, time.Since(start))
+	}
+	recs := readLog(t, repo)
+	if got := ofType(recs, "checkpoint.failed"); len(got) != 0 {
+		t.Errorf("checkpoint.failed after SIGTERM: %v", got)
+	}
+	if got := ofType(recs, "turn.ended"); len(got) != 0 {
+		t.Fatalf("the cut turn_end closed the turn: %v", got)
+	}
+	event(t, repo.Dir, "claude-code", "SessionEnd-prompt.json", vars, "")
+	recs = readLog(t, repo)
+	ended := ofType(recs, "turn.ended")
+	if len(ended) != 1 || ended[0].str("checkpoint") == "" {
+		t.Fatalf("after SessionEnd, turn.ended records %v", ended)
+	}
+	if s, ok := repo.Show("refs/venom/checkpoints/"+claudeAgent+"/"+strings.TrimPrefix(ended[0].str("checkpoint"), "k"), "slow.txt"); !ok || s != "made in the turn\n" {
+		t.Errorf("the session end's turn_end lacks the turn's file: %q %v", s, ok)
+	}
 }
 
 // Two sessions in one tree are two agents (DESIGN.md section 6).

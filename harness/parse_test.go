@@ -206,6 +206,7 @@ func TestParseFixtures(t *testing.T) {
 		"claude-code/Stop.json":                      {TurnEnd, nil},
 		"claude-code/StopFailure.json":               {TurnEnd, nil},
 		"claude-code/SessionEnd.json":                {SessionEnd, nil},
+		"claude-code/SessionEnd-prompt.json":         {SessionEnd, nil},
 		"claude-code/unexpected-Write-no-path.json":  {Edit, nil},
 		"codex/SessionStart.json":                    {SessionStart, nil},
 		"codex/UserPromptSubmit.json":                {TurnStart, nil},

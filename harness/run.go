@@ -245,6 +245,16 @@ func (r *run) handle(ctx context.Context, t *checkpoint.Tree, ev *Event, paths [
 			return
 		}
 		if open != "" {
+			// The turn's own end hook did not run to its end (an
+			// interrupt fires none; Claude Code kills StopFailure in -p
+			// mode): its id comes from the transcript, after its prompt.
+			if r.h.closeEnd != nil {
+				end, err := r.h.closeEnd(ctx, ev)
+				if err != nil {
+					r.problem("harness_end: %v", err)
+				}
+				hid.End = end
+			}
 			r.take(ctx, t, agent, checkpoint.ReasonTurnEnd, hid)
 		}
 	case PreTool:

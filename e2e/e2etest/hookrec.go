@@ -181,6 +181,10 @@ func IsHookRecorder() bool { return filepath.Base(os.Args[0]) == "git-venom-hook
 // passes its output and status on unchanged. The record is written three
 // times: at start, once stdin is read (so a hook the client kills still
 // leaves what it had), and complete. It returns the exit status.
+//
+// VENOM_E2E_HOOK_DELAY in the client's environment ("StopFailure=5s,...")
+// makes the recorder wait that long, once it has the input, before it runs
+// the real hook for that event: a slow hook on purpose.
 func HookRecorderMain() int {
 	real, logdir := os.Getenv("VENOM_E2E_REAL_HOOK"), os.Getenv("VENOM_E2E_HOOKLOG")
 	if real == "" || logdir == "" {
@@ -238,6 +242,17 @@ func HookRecorderMain() int {
 	rec.StdinRaw = string(in)
 	_ = json.Unmarshal(in, &rec.Stdin)
 	write()
+	if d := hookDelay(os.Getenv("VENOM_E2E_HOOK_DELAY"), rec.Event()); d > 0 {
+		// A slow hook, on purpose: what a client does with one (waits,
+		// kills it) is what the test looks at.
+		select {
+		case s := <-sigs:
+			rec.Signal = s.String()
+			write()
+			return 0
+		case <-time.After(d):
+		}
+	}
 	var out, errb bytes.Buffer
 	cmd := exec.Command(real, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &out, &errb
@@ -269,6 +284,20 @@ func HookRecorderMain() int {
 	os.Stdout.Write(out.Bytes())
 	os.Stderr.Write(errb.Bytes())
 	return rc
+}
+
+// hookDelay reads VENOM_E2E_HOOK_DELAY, "Event=duration,..." (say
+// "StopFailure=5s"): how long the recorder waits before it runs the real
+// hook for event, 0 when it is not named.
+func hookDelay(spec, event string) time.Duration {
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if k == event {
+			d, _ := time.ParseDuration(v)
+			return d
+		}
+	}
+	return 0
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

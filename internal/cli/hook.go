@@ -126,7 +126,14 @@ func hookEvent(ctx context.Context, e *env, args []string) {
 			fmt.Fprintf(e.Err, "venom-hook: reading stdin: %v\n", err)
 		}
 	}
-	harness.Run(ctx, h, input, harness.Options{Stdout: e.Out, Stderr: e.Err, Agent: *agent, Notes: hookNotes()})
+	// The harness's SIGTERM (it gave up on the hook) does not cancel what
+	// the hook is doing: a capture under way gets hookGrace to finish, and
+	// is otherwise cut like a crash, leaving no record. A turn_end cut so
+	// leaves its turn open for the session end (or the next prompt) to
+	// close; a cancelled one would log checkpoint.failed and close the
+	// turn with no turn_end (Claude Code kills a StopFailure hook in -p
+	// mode as it exits, issue 14).
+	harness.Run(context.WithoutCancel(ctx), h, input, harness.Options{Stdout: e.Out, Stderr: e.Err, Agent: *agent, Notes: hookNotes()})
 }
 
 // readEvent reads the event from r: all of it, up to maxEvent, until end
