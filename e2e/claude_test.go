@@ -249,3 +249,200 @@ func TestClaudeStopFailure(t *testing.T) {
 		}
 	})
 }
+
+// rollbackJSON is the part of a plan's or a rollback's JSON the tests read.
+type rollbackJSON struct {
+	Plan         string `json:"plan"`
+	Conversation struct {
+		Rewinds        bool     `json:"rewinds"`
+		ThroughTurn    *string  `json:"through_turn"`
+		Drops          []string `json:"drops"`
+		ForkSource     string   `json:"fork_source"`
+		ForkAt         string   `json:"fork_at"`
+		HarnessSession string   `json:"harness_session"`
+		Resume         []string `json:"resume"`
+		ResumeExec     []string `json:"resume_exec"`
+	} `json:"conversation"`
+	Note string `json:"note"`
+}
+
+// rollback plans agent's rollback to checkpoint k with args (--restore
+// ...), then makes it with the plan, as a person would; it returns the
+// plan and the real call's output, and fails the test unless both succeed.
+func (w *claudeWorld) rollback(agent, k string, args ...string) (plan rollbackJSON, text string) {
+	w.T.Helper()
+	if r := w.VenomJSON(&plan, append([]string{"venom-plan", "--agent", agent, k, "--json"}, args...)...); r.Code != 0 {
+		w.T.Fatalf("plan %s: %s\n%s", k, r, r.Stdout)
+	}
+	r := w.Venom(append([]string{"venom-rollback", "--agent", agent, k, "--plan", plan.Plan}, args...)...)
+	if r.Code != 0 {
+		w.T.Fatalf("rollback %s: %s\n%s", k, r, r.Stdout)
+	}
+	return plan, r.Stdout
+}
+
+// resumeLines are the two lines a rollback prints after "to resume the
+// conversation as it was after tN:": the command for a terminal, and the
+// one for a script (without "in a script: " and " <prompt>").
+func resumeLines(t *testing.T, text string) (terminal, script string) {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "to resume the conversation as it was after ") && i+2 < len(lines) {
+			terminal = strings.TrimSpace(lines[i+1])
+			script = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(lines[i+2]), "in a script: "), " <prompt>")
+			return
+		}
+	}
+	t.Fatalf("the rollback printed no resume command:\n%s", text)
+	return
+}
+
+// TestClaudeRewind (issue 14 item 1, in a script): two turns, then
+// --restore all back to the end of the first. The rollback copies the
+// conversation itself (claude -p --fork-session through t1's last
+// assistant entry, no model call), and the printed script command, run as
+// printed with a prompt, continues a conversation that holds turn 1 and
+// not turn 2; the copy's hooks are the same agent (../shared/e2e checks
+// rewind.command_printed, rewind.rollback_ok, rewind.print_mode_accepted,
+// rewind.print_mode_history, fork.session_start, fork.keeps_agent).
+func TestClaudeRewind(t *testing.T) {
+	w := newClaude(t)
+	r1 := w.turn("Turn one: create a file. [[venom-e2e: write "+w.Repo+"/made-by-write.txt hello ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+	w.turn("Turn two, to be dropped. [[venom-e2e: edit "+w.Repo+"/made-by-write.txt hello goodbye ;; write "+w.Repo+"/turn2.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	ended := one(t, "turn.ended of t1", w.Records("turn.ended", "agent="+A, "turn=t1"))
+	k := ended.S("checkpoint")
+
+	before := w.Mock.Seq()
+	plan, text := w.rollback(A, k)
+	N := plan.Conversation.HarnessSession
+	t.Run("rewind.command_printed", func(t *testing.T) {
+		c := plan.Conversation
+		if c.ForkSource != S || c.ForkAt != ended.S("harness_end") || N == "" || N == S {
+			t.Errorf("the plan copies %s through %s into %s; want %s through t1's harness_end %s", c.ForkSource, c.ForkAt, N, S, ended.S("harness_end"))
+		}
+		term, script := resumeLines(t, text)
+		if term != "claude --resume="+N || script != "claude -p --resume="+N {
+			t.Errorf("printed %q and %q, want claude --resume=%s and claude -p --resume=%s\n%s", term, script, N, N, text)
+		}
+		if got := e2etest.ShellQuote(c.Resume); got != term {
+			t.Errorf("conversation.resume %q is not what was printed, %q", got, term)
+		}
+	})
+	t.Run("rewind.no_model_call", func(t *testing.T) {
+		if reqs := w.Mock.Requests(before); len(reqs) != 0 {
+			t.Errorf("the rollback's fork sent %d request(s) to the model: first %s %s", len(reqs), reqs[0].API, reqs[0].Path)
+		}
+		if tr := w.c.Transcript(N); tr == "" {
+			t.Errorf("no transcript of the copy %s in %s", N, w.Home)
+		}
+		for _, h := range w.Hooks() {
+			if h.Field("session_id") == N {
+				t.Errorf("a hook ran for the copy during the rollback: %s", h.Summary())
+			}
+		}
+	})
+	t.Run("rewind.rollback_ok", func(t *testing.T) {
+		if w.Exists("turn2.txt") {
+			t.Error("turn2.txt is still there")
+		}
+		if s, _ := w.ReadFile("made-by-write.txt"); s != "hello\n" {
+			t.Errorf("made-by-write.txt: %q", s)
+		}
+	})
+
+	// The printed script command, word for word, with the prompt after it.
+	_, script := resumeLines(t, text)
+	argv := strings.Fields(script)
+	if len(argv) == 0 || argv[0] != "claude" {
+		t.Fatalf("the script command %q does not run claude", script)
+	}
+	before = w.Mock.Seq()
+	r3 := w.c.Print(append(argv[1:], "Turn three, in the copy. [[venom-e2e: write "+w.Repo+"/turn3.txt three ;; say Turn three done.]]")...)
+	t.Run("rewind.print_mode_accepted", func(t *testing.T) {
+		if r3.Code != 0 || r3.Text != "Turn three done." || r3.SessionID != N {
+			t.Errorf("%s: session %s (want %s), result %q", r3, r3.SessionID, N, r3.Text)
+		}
+	})
+	cv := w.convo(before)
+	t.Run("rewind.print_mode_history", func(t *testing.T) {
+		if countIn(cv, "Turn one: create a file.") != 1 || countIn(cv, "Turn two, to be dropped.") != 0 || countIn(cv, "TOOL_USE Edit") != 0 {
+			t.Errorf("the copy's request should hold turn one and nothing of turn two:\n%s", cv)
+		}
+		if countIn(cv, "Turn three, in the copy.") != 1 {
+			t.Errorf("the copy's request lacks the new prompt:\n%s", cv)
+		}
+	})
+	t.Run("fork.session_start", func(t *testing.T) {
+		h, _ := w.LastHook("SessionStart")
+		if h.Field("session_id") != N || h.Field("source") != "resume" {
+			t.Errorf("the copy's SessionStart: session %s source %q; want %s, resume", h.Field("session_id"), h.Field("source"), N)
+		}
+	})
+	t.Run("fork.keeps_agent", func(t *testing.T) {
+		started := w.Records("turn.started", "agent="+A, "harness_session="+N)
+		if len(started) != 1 || started[0].S("turn") != "t3" {
+			t.Errorf("the copy's turn under %s:\n%s", A, e2etest.LogText(w.Records("turn.started")))
+		}
+		if len(w.Records("agent.binding", "harness_session="+N, "confirmed=true")) != 1 {
+			t.Errorf("the binding of %s is not confirmed once:\n%s", N, e2etest.LogText(w.Records("agent.binding")))
+		}
+		if n := len(w.Records("agent.registered")); n != 1 {
+			t.Errorf("%d agents registered, want 1:\n%s", n, e2etest.LogText(w.Records("agent.registered")))
+		}
+	})
+}
+
+// TestClaudeRewindTerminal (issue 14 item 1, at a terminal): the printed
+// command typed as printed into a shell under tmux starts Claude Code on
+// the copy, and the model's next request holds the kept turn and not the
+// dropped one (../shared/e2e checks rewind.interactive_accepted,
+// rewind.interactive_history, fork.interactive_keeps_agent).
+func TestClaudeRewindTerminal(t *testing.T) {
+	e2etest.NeedTmux(t)
+	w := newClaude(t)
+	r1 := w.turn("Turn one, kept. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+	w.turn("Turn two, to be dropped. [[venom-e2e: write "+w.Repo+"/two.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	k := one(t, "turn.ended of t1", w.Records("turn.ended", "agent="+A, "turn=t1")).S("checkpoint")
+	plan, text := w.rollback(A, k)
+	N := plan.Conversation.HarnessSession
+	terminal, _ := resumeLines(t, text)
+
+	w.c.AcceptDialogs()
+	term := w.NewTerminal(w.c.Env)
+	before := w.Mock.Seq()
+	term.Type(terminal, true)
+	if !term.WaitFor("Turn one, kept.", 90*time.Second) {
+		t.Fatalf("claude did not show the copy's history within 90 s; screen:\n%s", term.SaveScreen("resume"))
+	}
+	// The prompt box is ready once the history is drawn; type the next turn.
+	term.Type("Turn three, at the terminal. [[venom-e2e: say Turn three done.]]", true)
+	ok := e2etest.Eventually(90*time.Second, func() bool {
+		h, found := w.LastHook("Stop")
+		return found && h.Finished && h.Field("session_id") == N
+	})
+	screen := term.SaveScreen("turn3")
+	if !ok {
+		t.Fatalf("no Stop of the copy %s within 90 s; screen:\n%s\nhooks:\n%s", N, screen, w.HooksText())
+	}
+	cv := w.convo(before)
+	t.Run("rewind.interactive_accepted", func(t *testing.T) {
+		if countIn(cv, "Turn three, at the terminal.") != 1 || !strings.Contains(screen, "Turn three done.") {
+			t.Errorf("%q at a terminal: the model got %d copies of the prompt; screen:\n%s", terminal, countIn(cv, "Turn three, at the terminal."), screen)
+		}
+	})
+	t.Run("rewind.interactive_history", func(t *testing.T) {
+		if countIn(cv, "Turn one, kept.") != 1 || countIn(cv, "Turn two, to be dropped.") != 0 {
+			t.Errorf("the copy's request at a terminal should hold turn one and not turn two:\n%s", cv)
+		}
+	})
+	t.Run("fork.interactive_keeps_agent", func(t *testing.T) {
+		started := w.Records("turn.started", "agent="+A, "harness_session="+N)
+		if len(started) != 1 || started[0].S("turn") != "t3" {
+			t.Errorf("the copy's turn under %s:\n%s", A, e2etest.LogText(w.Records("turn.started")))
+		}
+	})
+	term.Type("/exit", true)
+}

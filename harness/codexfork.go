@@ -244,13 +244,22 @@ func (b *tailBuffer) last() string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// Rewind is rollback.Options.Rewind: the copy of a conversation whose
-// harness forks at rollback time. Codex is the one: CodexFork of session
-// through turn at, in the tree dir.
-func Rewind(ctx context.Context, harness, dir, session, at string) (string, error) {
-	if harness != "codex" {
-		return "", rfcerr.New("conflict.harness_fork_refused", map[string]any{"harness": harness},
-			"%s has no fork a rollback can call", harness)
+// Rewind is rollback.Options.Rewind: the copy of a conversation, made by
+// the rollback (RFC 7.4 step 3) for a harness that rewinds by a fork.
+// Codex: CodexFork of thread session through turn at, in the tree dir; the
+// harness names the copy, whose id is returned. Claude Code: ClaudeFork of
+// session through its entry at into newSession (the id the plan chose),
+// titled after turn through; newSession is returned.
+func Rewind(ctx context.Context, harness, dir, session, at, newSession, through string) (string, error) {
+	switch harness {
+	case "codex":
+		return CodexFork(ctx, dir, session, at, nil, 0)
+	case claudeCode.Name:
+		if err := ClaudeFork(ctx, dir, session, at, newSession, through, 0); err != nil {
+			return "", err
+		}
+		return newSession, nil
 	}
-	return CodexFork(ctx, dir, session, at, nil, 0)
+	return "", rfcerr.New("conflict.harness_fork_refused", map[string]any{"harness": harness},
+		"%s has no fork a rollback can call", harness)
 }

@@ -44,6 +44,11 @@ const (
 	noteT1 = "Note: the files were rolled back to their state after turn t1. Changes made after that point are gone, and what you remember of them may no longer be true. Read the files before you rely on them."
 )
 
+// fakeClaude is the stand-in for claude that a Claude Code rewind runs in
+// these tests (testdata/claude-code/fake-claude: it logs its argv to
+// $FAKE_CLAUDE_LOG and answers as claude's print-mode fork does).
+var fakeClaude, _ = filepath.Abs("testdata/claude-code/fake-claude")
+
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // callerEnv are the variables that make a rollback's caller an agent (RFC
@@ -74,7 +79,9 @@ func cliRunEnv(t testing.TB, dir string, extra []string, verb string, args ...st
 	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(env, extra...), "VENOM_TEST_CLI_VERB="+verb)
+	// A Claude Code rewind runs claude: the stand-in (testdata), never a
+	// real one; extra may name another, or where it logs.
+	cmd.Env = append(append(append(env, "GIT_VENOM_CLAUDE="+fakeClaude), extra...), "VENOM_TEST_CLI_VERB="+verb)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -98,6 +105,8 @@ type rollbackJSON struct {
 		ThroughTurn    *string  `json:"through_turn"`
 		Drops          []string `json:"drops"`
 		HarnessSession string   `json:"harness_session"`
+		ForkSource     string   `json:"fork_source"`
+		ForkAt         string   `json:"fork_at"`
 		Resume         []string `json:"resume"`
 		ResumeExec     []string `json:"resume_exec"`
 		Harness        string   `json:"harness"`
@@ -247,9 +256,12 @@ func (s *ccSession) ended(agent, turn string) string {
 
 // A Claude Code session of three turns, rolled back two turns with
 // --restore all: the plan and the real call name the same new session and
-// the exact resume argv; a fake claude run from that argv gets it byte for
-// byte; the forked session's start confirms the binding, and its next
-// prompt is the same agent, with the turn numbering going on.
+// the same resume argv; the rollback copies the conversation by running
+// claude's print-mode fork with exactly the kept turn's ids (a stand-in
+// claude logs its argv), before it touches a file; a fake claude run from
+// the printed argv gets it byte for byte; the forked session's start
+// confirms the binding, and its next prompt is the same agent, with the
+// turn numbering going on.
 func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 	t.Parallel()
 	s := newCCSession(t)
@@ -280,17 +292,26 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 	if !uuidV4.MatchString(n) || n == sessS {
 		t.Fatalf("plan harness_session %q: want a new UUID", n)
 	}
-	resume := []string{"claude", "--resume=" + sessS, "--resume-session-at=" + sessEnd1, "--fork-session", "--session-id=" + n}
-	if !reflect.DeepEqual(c.Resume, resume) {
-		t.Errorf("plan resume %q\nwant %q", c.Resume, resume)
+	resume := []string{"claude", "--resume=" + n}
+	if !reflect.DeepEqual(c.Resume, resume) || !reflect.DeepEqual(c.ResumeExec, []string{"claude", "-p", "--resume=" + n}) {
+		t.Errorf("plan resume %q, resume_exec %q\nwant %q and claude -p --resume=%s", c.Resume, c.ResumeExec, resume, n)
 	}
 	if want := []string{"delete turn CHANGELOG.md", "delete agent cli.py", "modify agent greet.py"}; !reflect.DeepEqual(plan.files(), want) {
 		t.Errorf("plan files %q, want %q", plan.files(), want)
 	}
 
-	res := cliOK(t, "rollback", cliRun(t, s.repo.Dir, "rollback", "--agent", sessAgent, k, "--plan", plan.Plan, "--json"))
+	forkLog := filepath.Join(t.TempDir(), "fork-argv")
+	res := cliOK(t, "rollback", cliRunEnv(t, s.repo.Dir, []string{"FAKE_CLAUDE_LOG=" + forkLog}, "rollback", "--agent", sessAgent, k, "--plan", plan.Plan, "--json"))
 	if !reflect.DeepEqual(res.Conversation, plan.Conversation) {
 		t.Errorf("rollback conversation %+v\nplan's %+v", res.Conversation, plan.Conversation)
+	}
+	fork, err := os.ReadFile(forkLog)
+	if err != nil {
+		t.Fatalf("the rollback ran no claude: %v", err)
+	}
+	if want := strings.Join([]string{"-p", "--resume=" + sessS, "--resume-session-at=" + sessEnd1, "--fork-session", "--session-id=" + n,
+		"--output-format=json", `--settings={"disableAllHooks":true}`, "/rename venom: rewound to after turn t1"}, "\n") + "\n"; string(fork) != want {
+		t.Errorf("the rollback's claude argv:\n%s\nwant\n%s", fork, want)
 	}
 	if res.Exact == nil || !*res.Exact {
 		t.Errorf("rollback not exact: %+v", res)
@@ -519,9 +540,9 @@ func TestClaudeCodeFilesOnlyWhys(t *testing.T) {
 		refuse(t, s, sessAgent, s.ended(sessAgent, "t2"), "no_harness_id")
 		// t1 has its id: going back to it rewinds.
 		plan := cliOK(t, "plan", cliRun(t, s.repo.Dir, "plan", "--agent", sessAgent, s.ended(sessAgent, "t1"), "--json"))
-		if want := []string{"claude", "--resume=" + sessS, "--resume-session-at=" + sessEnd1, "--fork-session",
-			"--session-id=" + plan.Conversation.HarnessSession}; !reflect.DeepEqual(plan.Conversation.Resume, want) {
-			t.Errorf("resume %q, want %q", plan.Conversation.Resume, want)
+		if c := plan.Conversation; c.ForkSource != sessS || c.ForkAt != sessEnd1 ||
+			!reflect.DeepEqual(c.Resume, []string{"claude", "--resume=" + c.HarnessSession}) {
+			t.Errorf("the plan copies %s through %s and resumes with %q; want %s through %s", c.ForkSource, c.ForkAt, c.Resume, sessS, sessEnd1)
 		}
 	})
 }

@@ -76,12 +76,12 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	failpoint.Hit("rollback.started")
 	ended := journal.RollbackEnded{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Path: t.Path()}
 
-	// Step 3: the conversation. A Claude Code rewind needs no harness
-	// call: it names the new session now and the next start makes the copy
-	// (RFC 8). A failure here ends the rollback before any file is touched
-	// (CASES BR-60); GIT_VENOM_TEST_HARNESS_REWIND=fail makes one for tests.
-	// A Codex rewind is the harness's call, made now: thread/fork through
-	// the kept turn (p.rewind), whose new thread the binding then names.
+	// Step 3: the conversation. A rewind is the harness's call, made now
+	// (p.rewind): Codex's thread/fork through the kept turn, whose new
+	// thread the binding then names; Claude Code's print-mode fork into
+	// the session the plan named. A failure here ends the rollback before
+	// any file is touched (CASES BR-60); GIT_VENOM_TEST_HARNESS_REWIND=fail
+	// makes one for tests.
 	if res.Conversation.Rewinds && rewindFails() {
 		return nil, p.endRefused(&ended, rfcerr.New("conflict.harness_fork_refused", nil,
 			"the harness refused to copy the conversation").WithHint("--restore files restores the files alone"))
@@ -91,7 +91,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			return nil, p.endRefused(&ended, rfcerr.New("conflict.harness_fork_refused", map[string]any{"harness": b.Harness},
 				"no way to fork a %s conversation here", b.Harness))
 		}
-		id, err := p.rewind(ctx, b.Harness, t.Path(), b.ForkSource, b.ForkAt)
+		id, err := p.rewind(ctx, b.Harness, t.Path(), b.ForkSource, b.ForkAt, b.HarnessSession, deref(p.target.Rec.ThroughTurn))
 		if err != nil {
 			return nil, p.endRefused(&ended, err)
 		}

@@ -40,16 +40,22 @@ type Options struct {
 	// Code's transcript lagged); "" when it still cannot. The harness
 	// package provides it (harness.ResolveEnd).
 	ResolveEnd func(harness string, p *journal.EndPending) string
-	// Rewind makes the copy of a conversation for a harness whose rewind
-	// is a call at rollback time (ForksAtRollback: Codex's thread/fork
-	// through the kept turn): the tree's path, the source session and the
-	// harness's id of the last kept turn in, the copy's session id out. It
-	// runs at RFC 7.4 step 3, and its error (conflict.harness_fork_refused,
-	// timeout.harness_request) ends the rollback there, before any file is
-	// touched. The harness package provides it (harness.Rewind); nil
+	// Rewind makes the copy of a conversation (ForksAtRollback: Codex's
+	// thread/fork through the kept turn, Claude Code's print-mode fork at
+	// the kept turn's last entry): the tree's path, the source session,
+	// the harness's id of the point to copy through, the new session's id
+	// when the toolkit chooses it (Claude Code; "" for Codex, which
+	// chooses) and the kept turn (tN, "" for none) in, the copy's session
+	// id out. It runs at RFC 7.4 step 3, and its error
+	// (conflict.harness_fork_refused, not_found.harness_session,
+	// timeout.harness_request) ends the rollback there, before any file
+	// is touched. The harness package provides it (harness.Rewind); nil
 	// refuses such a rewind.
-	Rewind func(ctx context.Context, harness, dir, session, at string) (string, error)
+	Rewind RewindFunc
 }
+
+// RewindFunc is Options.Rewind's type.
+type RewindFunc func(ctx context.Context, harness, dir, session, at, newSession, through string) (string, error)
 
 // File is one member of repos[].files (RFC 11.1): Change is create,
 // modify or delete (what the rollback does), Class agent, turn or outside
@@ -110,7 +116,13 @@ type Conversation struct {
 	Drops       []string `json:"drops"`
 	// Harness names the harness whose conversation rewinds (claude-code,
 	// codex), when one does.
-	Harness        string   `json:"harness,omitempty"`
+	Harness string `json:"harness,omitempty"`
+	// ForkSource and ForkAt say what the rollback copies for a rewind: the
+	// session, and the harness's id of the point it copies through (Claude
+	// Code: the kept turn's last transcript entry, harness_end; Codex: the
+	// kept turn's id).
+	ForkSource     string   `json:"fork_source,omitempty"`
+	ForkAt         string   `json:"fork_at,omitempty"`
 	HarnessSession string   `json:"harness_session,omitempty"`
 	Resume         []string `json:"resume,omitempty"`
 	// ResumeExec is the non-interactive form of Resume, for a script: the
@@ -161,7 +173,7 @@ type plan struct {
 	guarded   bool
 	digest    string
 	binding   *journal.AgentBinding
-	rewind    func(ctx context.Context, harness, dir, session, at string) (string, error)
+	rewind    RewindFunc
 	// ignoredAtT are paths kept because T's rules ignore them: once T's
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
@@ -363,7 +375,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	}
 	p.binding, p.rewind = binding, o.Rewind
 	if binding != nil {
-		conv.Harness = binding.Harness
+		conv.Harness, conv.ForkSource, conv.ForkAt = binding.Harness, binding.ForkSource, binding.ForkAt
 	}
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
@@ -602,13 +614,14 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.DryRun {
 		p.res.Plan = p.digest
 	}
-	if b := p.binding; b != nil && b.ForkSource != "" && !ForksAtRollback(b.Harness) {
+	if b := p.binding; b != nil && b.ForkSource != "" && ChoosesSession(b.Harness) {
 		// Derived from the plan and the agent's rollbacks so far: the
 		// plan and its real call name the same new session, and a later
 		// rollback never names one already used.
 		b.HarnessSession = sessionID(p.digest, a.ID, len(a.Rollbacks))
 		p.res.Conversation.HarnessSession = b.HarnessSession
 		p.res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, b.HarnessSession)
+		p.res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, b.HarnessSession)
 	}
 	return p, nil
 }
@@ -963,9 +976,10 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 		// The transcript lagged when the turn ended; it has had time since.
 		end = o.ResolveEnd(harness, turn.HarnessEndPending)
 	}
-	if ForksAtRollback(harness) {
+	if harness == "codex" {
 		// Codex forks through the kept turn's own id (RFC 8's codex
-		// row: thread/fork's lastTurnId is its harness_turn).
+		// row: thread/fork's lastTurnId is its harness_turn); Claude Code
+		// through the turn's last transcript entry, harness_end.
 		if turn.HarnessTurn == "" || turn.HarnessSession == "" {
 			return c, nil, files("no_harness_id")
 		}
@@ -989,30 +1003,37 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 func CanRewind(harness string) bool { return harness == "claude-code" || harness == "codex" }
 
 // ForksAtRollback reports whether a harness's rewind is a call the
-// rollback makes (Codex: the copy exists, with a new thread id the harness
-// chooses, before any file moves) rather than a command the next start
-// runs (Claude Code: the toolkit names the new session, and the first
-// resume makes the copy).
-func ForksAtRollback(harness string) bool { return harness == "codex" }
+// rollback makes before any file moves (RFC 7.4 step 3): Codex's
+// thread/fork, and Claude Code's print-mode fork (issue 14: Claude Code
+// honours --resume-session-at in print mode only, so a fork left to the
+// person's `claude --resume` at a terminal kept every dropped turn).
+func ForksAtRollback(harness string) bool { return harness == "codex" || harness == "claude-code" }
 
-// ResumeArgv is the command that resumes a rewound conversation at a
-// terminal (DESIGN.md section 6): for Claude Code the fork of session at
-// message at into newSession, flags in --flag=value form; for Codex the
-// copy newSession that the rollback forked.
+// ChoosesSession reports whether the toolkit names a harness's new
+// session itself, from the plan (Claude Code's --session-id), so the dry
+// run shows the command the real call prints; Codex names its fork.
+func ChoosesSession(harness string) bool { return harness == "claude-code" }
+
+// ResumeArgv is the command that continues a rewound conversation at a
+// terminal (DESIGN.md section 6), once the rollback has made the copy
+// newSession: `claude --resume=<newSession>` (flags in --flag=value form)
+// or `codex resume <newSession>`. session and at, the source and the
+// point copied through, are the rollback's to use, not the person's.
 func ResumeArgv(harness, session, at, newSession string) []string {
 	if harness == "codex" {
 		return []string{"codex", "resume", newSession}
 	}
-	return []string{"claude", "--resume=" + session, "--resume-session-at=" + at, "--fork-session", "--session-id=" + newSession}
+	return []string{"claude", "--resume=" + newSession}
 }
 
 // ResumeExecArgv is ResumeArgv's form for a script, the prompt to follow
-// as its last argument; nil when the toolkit prints none.
+// as its last argument: `claude -p --resume=<newSession>`, `codex exec
+// resume <newSession>`.
 func ResumeExecArgv(harness, newSession string) []string {
 	if harness == "codex" {
 		return []string{"codex", "exec", "resume", newSession}
 	}
-	return nil
+	return []string{"claude", "-p", "--resume=" + newSession}
 }
 
 // sessionID is a version 4 style UUID drawn from the plan id, the agent

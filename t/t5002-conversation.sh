@@ -92,7 +92,7 @@ test_expect_success 'a session of three turns: each Stop takes its own turn'"'"'
 	test_cmp "$OUT/expect" "$OUT/actual"
 '
 
-test_expect_success '--restore all two turns back: the plan names a new session and the resume command' '
+test_expect_success '--restore all two turns back: the plan names a new session, what it copies and the resume command' '
 	cd "$TRASH_DIRECTORY/main" && OUT="$TRASH_DIRECTORY/main.out" &&
 	plan k2 >"$OUT/plan.json" &&
 	N=$(jq -r .conversation.harness_session "$OUT/plan.json") &&
@@ -100,19 +100,26 @@ test_expect_success '--restore all two turns back: the plan names a new session 
 	test "$N" != $S &&
 	test_json "$OUT/plan.json" ".conversation.rewinds == true" ".conversation.through_turn == \"t1\"" \
 		".conversation.drops == [\"t2\", \"t3\"]" \
-		".conversation.resume == [\"claude\", \"--resume=$S\", \"--resume-session-at=$U1\", \"--fork-session\", \"--session-id=$N\"]" \
+		".conversation.fork_source == \"$S\"" ".conversation.fork_at == \"$U1\"" \
+		".conversation.resume == [\"claude\", \"--resume=$N\"]" \
+		".conversation.resume_exec == [\"claude\", \"-p\", \"--resume=$N\"]" \
 		"[.repos[0].files[] | \"\\(.change) \\(.class) \\(.path)\"] == [\"delete turn CHANGELOG.md\", \"delete agent cli.py\", \"modify agent greet.py\"]" &&
 	git venom-plan --agent $A k2 >"$OUT/plan.txt" &&
 	grep "^conversation: rewinds to t1, dropping t2, t3$" "$OUT/plan.txt" &&
+	grep "^  the rollback forks the claude-code conversation through t1 first (claude -p --fork-session, no model call)$" "$OUT/plan.txt" &&
+	grep "^  it continues in a new session $N: claude --resume=$N$" "$OUT/plan.txt" &&
 	echo "$N" >"$OUT/new-session"
 '
 
-test_expect_success 'the real call rewinds with the same session and prints the command that resumes it' '
+test_expect_success 'the real call copies the conversation with claude -p, then prints the command that resumes the copy' '
 	cd "$TRASH_DIRECTORY/main" && OUT="$TRASH_DIRECTORY/main.out" && N=$(cat "$OUT/new-session") &&
 	P=$(jq -r .plan "$OUT/plan.json") &&
-	git venom-rollback --agent $A k2 --plan $P >"$OUT/rollback.txt" &&
-	sed -n "/^to resume the conversation as it was after t1:$/{n;p;}" "$OUT/rollback.txt" >"$OUT/actual" &&
-	echo "  claude --resume=$S --resume-session-at=$U1 --fork-session --session-id=$N" >"$OUT/expect" &&
+	FAKE_CLAUDE_LOG="$OUT/fork-argv" git venom-rollback --agent $A k2 --plan $P >"$OUT/rollback.txt" &&
+	printf "%s\n" -p "--resume=$S" "--resume-session-at=$U1" --fork-session "--session-id=$N" --output-format=json \
+		"--settings={\"disableAllHooks\":true}" "/rename venom: rewound to after turn t1" >"$OUT/expect" &&
+	test_cmp "$OUT/expect" "$OUT/fork-argv" &&
+	sed -n "/^to resume the conversation as it was after t1:$/{n;p;n;p;}" "$OUT/rollback.txt" >"$OUT/actual" &&
+	printf "  claude --resume=$N\n  in a script: claude -p --resume=$N <prompt>\n" >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/actual" &&
 	grep "^close the old session" "$OUT/rollback.txt" &&
 	printf "def greet(name):\n    return '"'"'hi '"'"' + name\n" >"$OUT/expect" && test_cmp "$OUT/expect" greet.py &&
@@ -129,8 +136,20 @@ test_expect_success 'that command, pasted into a shell, gives claude exactly the
 	chmod +x "$OUT/fakebin/claude" &&
 	sed -n "/^to resume/{n;p;}" "$OUT/rollback.txt" >"$OUT/pasted" &&
 	PATH="$OUT/fakebin:$PATH" CLAUDE_ARGV="$OUT/argv" sh "$OUT/pasted" &&
-	printf "%s\n" "$OUT/fakebin/claude" "--resume=$S" "--resume-session-at=$U1" --fork-session "--session-id=$N" >"$OUT/expect" &&
+	printf "%s\n" "$OUT/fakebin/claude" "--resume=$N" >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/argv"
+'
+
+test_expect_success 'a fork claude refuses changes no file: not_found.harness_session, recorded on the rollback'"'"'s end' '
+	three_turns refused &&
+	plan k2 >"$OUT/plan.json" && P=$(jq -r .plan "$OUT/plan.json") &&
+	cp greet.py "$OUT/greet.before" &&
+	FAKE_CLAUDE_FAIL=no-session venom_fails not_found.harness_session "$OUT/e.json" git venom-rollback --agent $A k2 --plan $P --json &&
+	test_json "$OUT/e.json" ".error.data.session == \"$S\"" ".error.data.safety == \"k5\"" &&
+	test_cmp "$OUT/greet.before" greet.py && test_path_is_file cli.py && test_path_is_file CHANGELOG.md &&
+	venom_log | jq -r "select(.type == \"rollback.ended\") | .code" >"$OUT/actual" &&
+	echo not_found.harness_session >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/actual" &&
+	test -z "$(venom_log | jq -r "select(.type == \"agent.binding\")")"
 '
 
 test_expect_success 'the forked session starts: the binding is confirmed and its prompt is the same agent'"'"'s t4' '
@@ -243,7 +262,7 @@ test_expect_success 'a harness_end the Stop could not resolve yet is resolved ag
 	cat "$FIX/transcript-2.jsonl" >>"$TR" &&
 	turn 3 &&
 	plan $(ended t2) >"$OUT/plan.json" &&
-	test_json "$OUT/plan.json" ".conversation.resume[2] == \"--resume-session-at=$U2\""
+	test_json "$OUT/plan.json" ".conversation.fork_at == \"$U2\""
 '
 
 test_done

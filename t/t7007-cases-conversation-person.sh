@@ -121,7 +121,8 @@ test_expect_success 'BR-60: with Claude Code'"'"'s ids the rewind is named befor
 	test_json "$OUT/r.json" ".exact == true" ".conversation.rewinds == true" ".conversation.through_turn == \"t1\"" \
 		".conversation.drops == [\"t2\"]" ".conversation.harness_session | test(\"^[0-9a-f-]{36}$\")" &&
 	S=$(jq -r .conversation.harness_session "$OUT/r.json") &&
-	test_json "$OUT/r.json" ".conversation.resume == [\"claude\", \"--resume=S1\", \"--resume-session-at=U1\", \"--fork-session\", \"--session-id=$S\"]" &&
+	test_json "$OUT/r.json" ".conversation.fork_source == \"S1\"" ".conversation.fork_at == \"U1\"" \
+		".conversation.resume == [\"claude\", \"--resume=$S\"]" &&
 	printf "a\nb\n" >"$OUT/expect" && test_cmp "$OUT/expect" a &&
 	venom_log | jq -c "select(.type == \"agent.binding\") | {harness, harness_session, fork_source, fork_at}" >"$OUT/binding" &&
 	echo "{\"harness\":\"claude-code\",\"harness_session\":\"$S\",\"fork_source\":\"S1\",\"fork_at\":\"U1\"}" >"$OUT/expect" &&

@@ -117,6 +117,11 @@ export GIT_CONFIG_NOSYSTEM GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
 PATH="$VENOM_BIN:$PATH"
 export PATH
 
+# A Claude Code rewind runs claude (its print-mode fork): the tests run a
+# stand-in that records what it was asked, never a real claude.
+GIT_VENOM_CLAUDE=$VENOM_SRC/harness/testdata/claude-code/fake-claude
+export GIT_VENOM_CLAUDE
+
 # --- the trash directory -----------------------------------------------------
 
 # mktemp -d with a template works with both GNU and BSD mktemp. pwd -P

@@ -56,18 +56,28 @@ func RollbackOptions(o rollback.Options) rollback.Options {
 	return o
 }
 
-// ResumeLine is what a plan says of the rewound conversation beyond its
-// summary: the command that continues it in a new session (Claude Code),
-// or that the rollback forks it first (Codex); "" when neither.
-func ResumeLine(res *rollback.Result) string {
+// ResumeLines are what a plan says of the rewound conversation beyond its
+// summary: that the rollback copies it first (Claude Code, Codex), the
+// command that continues the copy when it is known before (Claude Code).
+// None when the conversation stays.
+func ResumeLines(res *rollback.Result) []string {
 	c := res.Conversation
-	switch {
-	case len(c.Resume) > 0:
-		return fmt.Sprintf("it continues in a new session %s: %s", c.HarnessSession, strings.Join(c.Resume, " "))
-	case c.Rewinds && res.Restore != "files" && rollback.ForksAtRollback(c.Harness):
-		return fmt.Sprintf("the rollback forks the %s conversation through %s first (codex app-server thread/fork), and prints how to resume the copy", c.Harness, orNone(c.ThroughTurn))
+	if !c.Rewinds || res.Restore == "files" {
+		return nil
 	}
-	return ""
+	var out []string
+	if rollback.ForksAtRollback(c.Harness) {
+		how := map[string]string{"codex": "codex app-server thread/fork", "claude-code": "claude -p --fork-session, no model call"}[c.Harness]
+		then := ", and prints how to resume the copy"
+		if len(c.Resume) > 0 {
+			then = ""
+		}
+		out = append(out, fmt.Sprintf("the rollback forks the %s conversation through %s first (%s)%s", c.Harness, orNone(c.ThroughTurn), how, then))
+	}
+	if len(c.Resume) > 0 {
+		out = append(out, fmt.Sprintf("it continues in a new session %s: %s", c.HarnessSession, strings.Join(c.Resume, " ")))
+	}
+	return out
 }
 
 // Verification is the line a real call's result ends with: whether the

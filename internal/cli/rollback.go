@@ -139,7 +139,7 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	for _, l := range v.Summary.Lines() {
 		fmt.Fprintln(e.Out, planview.Fit(l, w))
 	}
-	if l := ResumeLine(res); l != "" {
+	for _, l := range ResumeLines(res) {
 		fmt.Fprintf(e.Out, "  %s\n", l)
 	}
 	printRows(e, v.Rows, w)

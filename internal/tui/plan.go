@@ -263,7 +263,7 @@ func (s *planScreen) view(m *Model, w, h int) []string {
 	for _, l := range s.v.Summary.Lines() {
 		top = append(top, wrap(l, w, strings.Repeat(" ", 14))...)
 	}
-	if l := cli.ResumeLine(s.res); l != "" {
+	for _, l := range cli.ResumeLines(s.res) {
 		top = append(top, wrap("  "+l, w, "    ")...)
 	}
 	if s.res.Note != "" {
