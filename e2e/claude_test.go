@@ -262,6 +262,9 @@ type rollbackJSON struct {
 		HarnessSession string   `json:"harness_session"`
 		Resume         []string `json:"resume"`
 		ResumeExec     []string `json:"resume_exec"`
+		Old            []struct {
+			Harness, Session, Agent string
+		} `json:"old_sessions"`
 	} `json:"conversation"`
 	Note string `json:"note"`
 }
@@ -445,4 +448,160 @@ func TestClaudeRewindTerminal(t *testing.T) {
 		}
 	})
 	term.Type("/exit", true)
+}
+
+// noteOf is the pending note text logged for agent, "" when none.
+func (w *claudeWorld) noteOf(agent string) string {
+	ns := w.Records("note.pending", "agent="+agent)
+	if len(ns) == 0 {
+		return ""
+	}
+	return ns[len(ns)-1].S("text")
+}
+
+// TestClaudeRestoreFiles: --restore files leaves the conversation, and the
+// next prompt gets the note once, as the model sees it (../shared/e2e
+// checks restore_files.rollback, note.hook_prints, note.model_receives,
+// note.once).
+func TestClaudeRestoreFiles(t *testing.T) {
+	w := newClaude(t)
+	r1 := w.turn("Turn one. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+	w.turn("Turn two. [[venom-e2e: write "+w.Repo+"/two.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	k := one(t, "turn.started of t2", w.Records("turn.started", "agent="+A, "turn=t2")).S("checkpoint")
+	plan, _ := w.rollback(A, k, "--restore", "files")
+	note := w.noteOf(A)
+	t.Run("restore_files.rollback", func(t *testing.T) {
+		if w.Exists("two.txt") || !w.Exists("one.txt") || note == "" || plan.Conversation.Rewinds {
+			t.Errorf("two.txt there: %v, one.txt there: %v, note %q, rewinds %v", w.Exists("two.txt"), w.Exists("one.txt"), note, plan.Conversation.Rewinds)
+		}
+	})
+	before := w.Mock.Seq()
+	w.turn("Turn three. [[venom-e2e: say Turn three done.]]", "Turn three done.", "--resume", S)
+	h, _ := w.LastHook("UserPromptSubmit")
+	cv := w.convo(before)
+	t.Run("note.hook_prints", func(t *testing.T) {
+		if strings.TrimSpace(h.Stdout) != note {
+			t.Errorf("UserPromptSubmit stdout %q, want the note %q", h.Stdout, note)
+		}
+	})
+	t.Run("note.model_receives", func(t *testing.T) {
+		if countIn(cv, note[:60]) != 1 {
+			t.Errorf("the model's request holds the note %d times:\n%s", countIn(cv, note[:60]), cv)
+		}
+	})
+	before = w.Mock.Seq()
+	w.turn("Turn four. [[venom-e2e: say Turn four done.]]", "Turn four done.", "--resume", S)
+	t.Run("note.once", func(t *testing.T) {
+		h, _ := w.LastHook("UserPromptSubmit")
+		if cv := w.convo(before); h.Stdout != "" || countIn(cv, note[:60]) != 1 {
+			t.Errorf("turn four: the hook printed %q; the request holds the note %d times (want 1: turn three's, in its history)", h.Stdout, countIn(cv, note[:60]))
+		}
+	})
+}
+
+// TestClaudeFirstTurn (issue 14 item 2): --restore all back before the
+// first turn. No copy is made; the output says to start a new session;
+// the old session, resumed anyway, holds every dropped turn, so its next
+// prompt is told (the model receives the note), once, and its turns are
+// an agent of their own (../shared/e2e check first_turn.resumed_session_told).
+func TestClaudeFirstTurn(t *testing.T) {
+	w := newClaude(t)
+	r1 := w.turn("Turn one: create a file. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+	w.turn("Turn two. [[venom-e2e: write "+w.Repo+"/two.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	k := one(t, "turn.started of t1", w.Records("turn.started", "agent="+A, "turn=t1")).S("checkpoint")
+	before := w.Mock.Seq()
+	plan, text := w.rollback(A, k)
+	t.Run("first_turn.output", func(t *testing.T) {
+		c := plan.Conversation
+		if !c.Rewinds || c.ThroughTurn != nil || len(c.Resume) != 0 || w.Exists("one.txt") || w.Exists("two.txt") {
+			t.Errorf("conversation %+v; one.txt %v two.txt %v", c, w.Exists("one.txt"), w.Exists("two.txt"))
+		}
+		for _, want := range []string{"start a new session (not a resume of the old one):\n  claude\n  in a script: claude -p <prompt>\n",
+			"the old session " + S + " (claude-code) still remembers the dropped turns: close it; resumed, it is told once"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the rollback's output lacks %q:\n%s", want, text)
+			}
+		}
+		if n := len(w.Mock.Requests(before)); n != 0 {
+			t.Errorf("the rollback sent %d model request(s)", n)
+		}
+	})
+	before = w.Mock.Seq()
+	w.turn("After going back before turn one. [[venom-e2e: say First done.]]", "First done.", "--resume", S)
+	cv := w.convo(before)
+	t.Run("first_turn.resumed_session_told", func(t *testing.T) {
+		if countIn(cv, "Note: the files were rolled back to their state before your first turn.") != 1 {
+			t.Errorf("the resumed old session's request lacks the note:\n%s", cv)
+		}
+	})
+	t.Run("first_turn.old_session_agent", func(t *testing.T) {
+		old := A + "-old1"
+		if got := w.Records("turn.started", "harness_session="+S); len(got) != 3 || got[2].S("agent") != old || got[2].S("turn") != "t1" {
+			t.Errorf("the old session's turn after the rollback should be %s's t1:\n%s", old, e2etest.LogText(got))
+		}
+	})
+	before = w.Mock.Seq()
+	w.turn("Once more. [[venom-e2e: say Once done.]]", "Once done.", "--resume", S)
+	t.Run("first_turn.note_once", func(t *testing.T) {
+		if h, _ := w.LastHook("UserPromptSubmit"); h.Stdout != "" {
+			t.Errorf("the note was printed again: %q", h.Stdout)
+		}
+	})
+}
+
+// TestClaudeOldSession (issue 14 item 7): after a rewind, the old session
+// resumed anyway is told once that the files were rolled back, and is an
+// agent of its own: its turns no longer interleave with the copy's, and a
+// rollback of either leaves the other's turns alone (../shared/e2e check
+// note.old_conversation).
+func TestClaudeOldSession(t *testing.T) {
+	w := newClaude(t)
+	r1 := w.turn("Turn one. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
+	S, A := r1.SessionID, agentOf(r1.SessionID)
+	w.turn("Turn two. [[venom-e2e: write "+w.Repo+"/two.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
+	k := one(t, "turn.ended of t1", w.Records("turn.ended", "agent="+A, "turn=t1")).S("checkpoint")
+	plan, _ := w.rollback(A, k)
+	N, old := plan.Conversation.HarnessSession, A+"-old1"
+	if got := plan.Conversation.Old; len(got) != 1 || got[0].Session != S || got[0].Agent != old {
+		t.Fatalf("old_sessions %+v, want %s as %s", got, S, old)
+	}
+	w.turn("Turn three, in the copy. [[venom-e2e: write "+w.Repo+"/three.txt three ;; say Three done.]]", "Three done.", "-p", "--resume="+N)
+
+	before := w.Mock.Seq()
+	w.turn("Back in the original conversation. [[venom-e2e: write "+w.Repo+"/old.txt old ;; say Old done.]]", "Old done.", "--resume", S)
+	cv := w.convo(before)
+	t.Run("note.old_conversation", func(t *testing.T) {
+		if countIn(cv, "files were rolled back to their state after turn t1") != 1 || countIn(cv, "Turn two.") != 1 {
+			t.Errorf("the old session's request (which still holds turn two) lacks the note:\n%s", cv)
+		}
+	})
+	w.turn("Old session again. [[venom-e2e: say Again done.]]", "Again done.", "--resume", S)
+	t.Run("old_session.own_agent", func(t *testing.T) {
+		var got []string
+		for _, r := range w.Records("turn.started") {
+			got = append(got, r.S("agent")+" "+r.S("turn")+" "+map[string]string{S: "S", N: "N"}[r.S("harness_session")])
+		}
+		want := []string{A + " t1 S", A + " t2 S", A + " t3 N", old + " t1 S", old + " t2 S"}
+		if strings.Join(got, ", ") != strings.Join(want, ", ") {
+			t.Errorf("turns %q\nwant %q", got, want)
+		}
+		if h, _ := w.LastHook("UserPromptSubmit"); h.Stdout != "" {
+			t.Errorf("the old session's second prompt got the note again: %q", h.Stdout)
+		}
+	})
+	t.Run("old_session.separate_rollback", func(t *testing.T) {
+		// The old session's own line rolls back on its own: to before its
+		// first turn after the rollback, old.txt goes; the copy's agent
+		// and its three.txt stay.
+		k := one(t, "turn.started of "+old+" t1", w.Records("turn.started", "agent="+old, "turn=t1")).S("checkpoint")
+		_, _ = w.rollback(old, k, "--restore", "files")
+		if w.Exists("old.txt") || !w.Exists("three.txt") {
+			t.Errorf("after the old session's rollback: old.txt there %v (want gone), three.txt there %v (want kept)", w.Exists("old.txt"), w.Exists("three.txt"))
+		}
+		if n := len(w.Records("note.pending", "agent="+A)); n != 1 {
+			t.Errorf("the copy's agent %s got %d note(s), want 1 (its files moved under it: a sharer's note)", A, n)
+		}
+	})
 }

@@ -221,11 +221,13 @@ func TestCodexRewindForksTheThread(t *testing.T) {
 		t.Errorf("app-server requests %v: want a thread/fork through %s", r, turns[0])
 	}
 	b := ofType(readLog(t, repo), "agent.binding")
-	if len(b) != 1 {
+	if len(b) != 2 {
 		t.Fatalf("bindings %v", b)
 	}
 	wantRecord(t, b[0], map[string]any{"agent": codexAgent, "harness": "codex", "harness_session": fakeFork,
 		"fork_source": codexSession, "fork_at": turns[0]})
+	// The old thread is an agent of its own from now on (issue 14 item 7).
+	wantRecord(t, b[1], map[string]any{"agent": codexAgent + "-old1", "harness": "codex", "harness_session": codexSession, "confirmed": true})
 
 	// The copy's first turn is the agent's t3.
 	ev, _ := json.Marshal(map[string]any{"session_id": fakeFork, "cwd": repo.Dir, "hook_event_name": "UserPromptSubmit",

@@ -96,20 +96,28 @@ func cliRunEnv(t testing.TB, dir string, extra []string, verb string, args ...st
 	return o
 }
 
+// oldSession is a member of conversation.old_sessions.
+type oldSession struct {
+	Harness string `json:"harness"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+}
+
 // rollbackJSON is the part of a plan's or rollback's JSON these tests read.
 type rollbackJSON struct {
 	Plan         string `json:"plan"`
 	Restore      string `json:"restore"`
 	Conversation struct {
-		Rewinds        bool     `json:"rewinds"`
-		ThroughTurn    *string  `json:"through_turn"`
-		Drops          []string `json:"drops"`
-		HarnessSession string   `json:"harness_session"`
-		ForkSource     string   `json:"fork_source"`
-		ForkAt         string   `json:"fork_at"`
-		Resume         []string `json:"resume"`
-		ResumeExec     []string `json:"resume_exec"`
-		Harness        string   `json:"harness"`
+		Rewinds        bool         `json:"rewinds"`
+		ThroughTurn    *string      `json:"through_turn"`
+		Drops          []string     `json:"drops"`
+		HarnessSession string       `json:"harness_session"`
+		ForkSource     string       `json:"fork_source"`
+		ForkAt         string       `json:"fork_at"`
+		Resume         []string     `json:"resume"`
+		ResumeExec     []string     `json:"resume_exec"`
+		OldSessions    []oldSession `json:"old_sessions"`
+		Harness        string       `json:"harness"`
 	} `json:"conversation"`
 	Repos []struct {
 		Files []struct {
@@ -328,13 +336,18 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 		t.Errorf("t1's file is gone: %v", err)
 	}
 	bs := ofType(readLog(t, s.repo), "agent.binding")
-	if len(bs) != 1 {
+	if len(bs) != 2 {
 		t.Fatalf("agent.binding records %v", bs)
 	}
 	wantRecord(t, bs[0], map[string]any{"agent": sessAgent, "harness": "claude-code", "harness_session": n,
 		"fork_source": sessS, "fork_at": sessEnd1})
 	if _, ok := bs[0]["confirmed"]; ok {
 		t.Errorf("the binding is confirmed before its session started: %v", bs[0])
+	}
+	// The old session is an agent of its own from now on (issue 14 item 7).
+	wantRecord(t, bs[1], map[string]any{"agent": sessAgent + "-old1", "harness": "claude-code", "harness_session": sessS, "confirmed": true})
+	if want := []oldSession{{"claude-code", sessS, sessAgent + "-old1"}}; !reflect.DeepEqual(res.Conversation.OldSessions, want) {
+		t.Errorf("old_sessions %+v, want %+v", res.Conversation.OldSessions, want)
 	}
 
 	// The resume command, run as a person would, against a fake claude
@@ -365,10 +378,10 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 	s.vars["SESSION"] = n
 	s.ev("SessionStart-fork.json", "")
 	bs = ofType(readLog(t, s.repo), "agent.binding")
-	if len(bs) != 2 {
+	if len(bs) != 3 {
 		t.Fatalf("agent.binding records after SessionStart: %v", bs)
 	}
-	wantRecord(t, bs[1], map[string]any{"agent": sessAgent, "harness": "claude-code", "harness_session": n,
+	wantRecord(t, bs[2], map[string]any{"agent": sessAgent, "harness": "claude-code", "harness_session": n,
 		"fork_source": sessS, "fork_at": sessEnd1, "confirmed": true})
 	s.ev("UserPromptSubmit-fork.json", "")
 	recs := readLog(t, s.repo)
@@ -386,8 +399,8 @@ func TestClaudeCodeRewindTwoTurns(t *testing.T) {
 	if reg := ofType(recs, "agent.registered"); len(reg) != 1 {
 		t.Errorf("the forked session registered another agent: %v", reg)
 	}
-	if n := len(ofType(recs, "agent.binding")); n != 2 {
-		t.Errorf("%d agent.binding records after the fork's prompt, want 2 (confirmed once)", n)
+	if n := len(ofType(recs, "agent.binding")); n != 3 {
+		t.Errorf("%d agent.binding records after the fork's prompt, want 3 (confirmed once)", n)
 	}
 }
 

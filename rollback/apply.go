@@ -181,12 +181,18 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	for _, id := range told {
 		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: id, Text: text, Rollback: res.Safety, Path: t.Path()}})
 	}
-	if b := p.binding; b != nil && b.ForkSource != "" && res.Conversation.Rewinds {
-		// A person may keep typing in the old conversation instead of
-		// resuming the copy: its memory no longer matches the files, so its
-		// next prompt gets the files-only note (DESIGN.md section 6).
-		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: a.ID, Text: text,
-			Rollback: res.Safety, Path: t.Path(), Session: b.ForkSource}})
+	// A person may keep typing in an old conversation instead of resuming
+	// the copy (or, back before the first turn, instead of starting a new
+	// one): its memory no longer matches the files, so it becomes an agent
+	// of its own, whose next prompt gets the files-only note (DESIGN.md
+	// section 6; issue 14 items 2 and 7).
+	for _, o := range res.Conversation.OldSessions {
+		if o.Agent != a.ID {
+			entries = append(entries, journal.Entry{Type: journal.TypeAgentBinding, Body: journal.AgentBinding{Agent: o.Agent,
+				Harness: o.Harness, HarnessSession: o.Session, Confirmed: true}})
+		}
+		entries = append(entries, journal.Entry{Type: journal.TypeNotePending, Body: journal.NotePending{Agent: o.Agent, Text: text,
+			Rollback: res.Safety, Path: t.Path(), Session: o.Session}})
 	}
 	if _, err := t.Log.Append(entries...); err != nil {
 		// The files are as planned, but the log cannot say so: it holds

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,6 +130,70 @@ type Conversation struct {
 	// next prompt goes after it as one more argument. Empty when the
 	// harness has none.
 	ResumeExec []string `json:"resume_exec,omitempty"`
+	// OldSessions are the harness sessions a rewind leaves behind: the
+	// source of the copy, and every session a dropped turn ran in. Each
+	// still holds what the agent remembered before the rollback, so each
+	// becomes an agent of its own (issue 14 item 7: its turns would
+	// otherwise interleave with the copy's), told once, if it is resumed,
+	// that the files were rolled back.
+	OldSessions []OldSession `json:"old_sessions,omitempty"`
+}
+
+// OldSession is a harness session a rewind leaves behind (RFC 8's source
+// conversation), and the agent its events belong to from the rollback on.
+type OldSession struct {
+	Harness string `json:"harness"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+}
+
+// oldSessions lists the sessions a rewind of a leaves behind: the binding's
+// fork source, then the sessions of the dropped turns, once each, in the
+// order their turns ran; each named the agent a.ID + "-old" + n, n the
+// smallest number no agent of st has yet. When that id would not be valid
+// (a long agent id) the session stays a's (Agent is a.ID): it is still
+// told, but its turns go on under a.
+func oldSessions(st *journal.State, a *journal.Agent, drops []string, b *journal.AgentBinding) []OldSession {
+	dropped := map[string]bool{}
+	for _, d := range drops {
+		dropped[d] = true
+	}
+	type hs struct{ harness, session string }
+	var order []hs
+	seen := map[hs]bool{}
+	add := func(h, s string) {
+		k := hs{h, s}
+		if s == "" || h == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		order = append(order, k)
+	}
+	add(b.Harness, b.ForkSource)
+	for _, tu := range a.Turns {
+		if dropped[tu.ID()] {
+			add(tu.Harness, tu.HarnessSession)
+		}
+	}
+	var out []OldSession
+	n := 1
+	for _, k := range order {
+		id := ""
+		for ; id == ""; n++ {
+			c := a.ID + "-old" + strconv.Itoa(n)
+			if refs.ValidAgent(c) != nil {
+				break
+			}
+			if st.Agents[c] == nil {
+				id = c
+			}
+		}
+		if id == "" {
+			id = a.ID
+		}
+		out = append(out, OldSession{Harness: k.harness, Session: k.session, Agent: id})
+	}
+	return out
 }
 
 // Result is agent.rollback's result (RFC 11.1). Plan and Guarded are for a
@@ -376,6 +441,9 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	p.binding, p.rewind = binding, o.Rewind
 	if binding != nil {
 		conv.Harness, conv.ForkSource, conv.ForkAt = binding.Harness, binding.ForkSource, binding.ForkAt
+	}
+	if conv.Rewinds && binding != nil {
+		conv.OldSessions = oldSessions(st, a, conv.Drops, binding)
 	}
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)

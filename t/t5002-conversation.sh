@@ -121,11 +121,14 @@ test_expect_success 'the real call copies the conversation with claude -p, then 
 	sed -n "/^to resume the conversation as it was after t1:$/{n;p;n;p;}" "$OUT/rollback.txt" >"$OUT/actual" &&
 	printf "  claude --resume=$N\n  in a script: claude -p --resume=$N <prompt>\n" >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/actual" &&
-	grep "^close the old session" "$OUT/rollback.txt" &&
+	grep "^the old session $S (claude-code) still remembers the dropped turns: close it; resumed, it is told once that the files were rolled back, and its turns are agent $A-old1.s$" "$OUT/rollback.txt" &&
 	printf "def greet(name):\n    return '"'"'hi '"'"' + name\n" >"$OUT/expect" && test_cmp "$OUT/expect" greet.py &&
 	test_path_is_missing cli.py && test_path_is_missing CHANGELOG.md && test_path_is_file tests/test_greet.py &&
 	venom_log | jq -c "select(.type == \"agent.binding\") | {agent, harness, harness_session, fork_source, fork_at, confirmed}" >"$OUT/actual" &&
-	echo "{\"agent\":\"$A\",\"harness\":\"claude-code\",\"harness_session\":\"$N\",\"fork_source\":\"$S\",\"fork_at\":\"$U1\",\"confirmed\":null}" >"$OUT/expect" &&
+	{
+		echo "{\"agent\":\"$A\",\"harness\":\"claude-code\",\"harness_session\":\"$N\",\"fork_source\":\"$S\",\"fork_at\":\"$U1\",\"confirmed\":null}" &&
+		echo "{\"agent\":\"$A-old1\",\"harness\":\"claude-code\",\"harness_session\":\"$S\",\"fork_source\":null,\"fork_at\":null,\"confirmed\":true}"
+	} >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/actual"
 '
 
@@ -157,7 +160,7 @@ test_expect_success 'the forked session starts: the binding is confirmed and its
 	SESSION=$(cat "$OUT/new-session") && REPO=$PWD &&
 	quiet_ev SessionStart-fork.json &&
 	venom_log | jq -c "select(.type == \"agent.binding\") | {agent, harness_session, confirmed}" >"$OUT/actual" &&
-	printf "{\"agent\":\"%s\",\"harness_session\":\"%s\",\"confirmed\":%s}\n" $A $SESSION null $A $SESSION true >"$OUT/expect" &&
+	printf "{\"agent\":\"%s\",\"harness_session\":\"%s\",\"confirmed\":%s}\n" $A $SESSION null $A-old1 $S true $A $SESSION true >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/actual" &&
 	quiet_ev UserPromptSubmit-fork.json &&
 	venom_log | jq -r "select(.type == \"turn.started\") | [.agent, .turn, .harness_session] | @tsv" >"$OUT/actual" &&
@@ -233,11 +236,35 @@ test_expect_success 'a capture right after a rewind goes with the rewound conver
 	test_json "$OUT/k.json" ".through_turn == \"t1\""
 '
 
-test_expect_success 'the old session, still prompting after a --restore all, is told the files changed (DESIGN.md section 6)' '
+test_expect_success 'the old session, still prompting after a --restore all, is told the files changed, once, as an agent of its own (issue 14 item 7)' '
 	three_turns old &&
 	rb k2 >"$OUT/r.json" &&
+	test_json "$OUT/r.json" ".conversation.old_sessions == [{\"harness\": \"claude-code\", \"session\": \"$S\", \"agent\": \"$A-old1\"}]" &&
 	ev UserPromptSubmit-4.json &&
-	grep "rolled back" "$OUT/hook.out"
+	note_after t1 >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/hook.out" &&
+	cat "$FIX/transcript-4.jsonl" >>"$TR" &&
+	quiet_ev Stop-4.json &&
+	quiet_ev UserPromptSubmit-5.json &&
+	venom_log | jq -r "select(.type == \"turn.started\") | [.agent, .turn, .harness_session] | @tsv" >"$OUT/actual" &&
+	printf "%s\t%s\t%s\n" $A t1 $S $A t2 $S $A t3 $S $A-old1 t1 $S $A-old1 t2 $S >"$OUT/expect" &&
+	test_cmp "$OUT/expect" "$OUT/actual"
+'
+
+test_expect_success '--restore all to before the first turn: the old session is told, as an agent of its own, and the output says to start a new session (issue 14 item 2)' '
+	three_turns first &&
+	plan k1 >"$OUT/plan.json" && P=$(jq -r .plan "$OUT/plan.json") &&
+	test_json "$OUT/plan.json" ".conversation.rewinds == true" ".conversation.through_turn == null" \
+		".conversation.drops == [\"t1\", \"t2\", \"t3\"]" "(.conversation | has(\"resume\")) | not" \
+		".conversation.old_sessions == [{\"harness\": \"claude-code\", \"session\": \"$S\", \"agent\": \"$A-old1\"}]" &&
+	FAKE_CLAUDE_LOG="$OUT/fork-argv" git venom-rollback --agent $A k1 --plan $P >"$OUT/rollback.txt" &&
+	test_path_is_missing "$OUT/fork-argv" &&
+	grep "^the conversation went back to before the first turn: to go on, start a new session (not a resume of the old one):$" "$OUT/rollback.txt" &&
+	grep "^  claude$" "$OUT/rollback.txt" && grep "^  in a script: claude -p <prompt>$" "$OUT/rollback.txt" &&
+	grep "^the old session $S (claude-code) still remembers the dropped turns" "$OUT/rollback.txt" &&
+	ev UserPromptSubmit-4.json &&
+	grep "^Note: the files were rolled back to their state before your first turn\." "$OUT/hook.out" &&
+	venom_log | jq -r "select(.type == \"turn.started\") | .agent" | tail -n 1 >"$OUT/actual" &&
+	echo $A-old1 >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/actual"
 '
 
 test_expect_success 'a fork with one turn of its own cannot rewind to its k1 (why fork), nor says there is nothing to rewind' '

@@ -124,8 +124,11 @@ test_expect_success 'BR-60: with Claude Code'"'"'s ids the rewind is named befor
 	test_json "$OUT/r.json" ".conversation.fork_source == \"S1\"" ".conversation.fork_at == \"U1\"" \
 		".conversation.resume == [\"claude\", \"--resume=$S\"]" &&
 	printf "a\nb\n" >"$OUT/expect" && test_cmp "$OUT/expect" a &&
-	venom_log | jq -c "select(.type == \"agent.binding\") | {harness, harness_session, fork_source, fork_at}" >"$OUT/binding" &&
-	echo "{\"harness\":\"claude-code\",\"harness_session\":\"$S\",\"fork_source\":\"S1\",\"fork_at\":\"U1\"}" >"$OUT/expect" &&
+	venom_log | jq -c "select(.type == \"agent.binding\") | {agent, harness, harness_session, fork_source, fork_at}" >"$OUT/binding" &&
+	{
+		echo "{\"agent\":\"$AG\",\"harness\":\"claude-code\",\"harness_session\":\"$S\",\"fork_source\":\"S1\",\"fork_at\":\"U1\"}" &&
+		echo "{\"agent\":\"$AG-old1\",\"harness\":\"claude-code\",\"harness_session\":\"S1\",\"fork_source\":null,\"fork_at\":null}"
+	} >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/binding"
 '
 

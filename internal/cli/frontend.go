@@ -58,8 +58,10 @@ func RollbackOptions(o rollback.Options) rollback.Options {
 
 // ResumeLines are what a plan says of the rewound conversation beyond its
 // summary: that the rollback copies it first (Claude Code, Codex), the
-// command that continues the copy when it is known before (Claude Code).
-// None when the conversation stays.
+// command that continues the copy when it is known before (Claude Code),
+// and, back before the first turn, that it goes on in a new session;
+// then what becomes of each session it leaves behind. None when the
+// conversation stays.
 func ResumeLines(res *rollback.Result) []string {
 	c := res.Conversation
 	if !c.Rewinds || res.Restore == "files" {
@@ -76,6 +78,13 @@ func ResumeLines(res *rollback.Result) []string {
 	}
 	if len(c.Resume) > 0 {
 		out = append(out, fmt.Sprintf("it continues in a new session %s: %s", c.HarnessSession, strings.Join(c.Resume, " ")))
+	}
+	if c.ThroughTurn == nil && len(c.OldSessions) > 0 {
+		out = append(out, "it goes on in a new session, which you start (the rollback says how)")
+	}
+	for _, o := range c.OldSessions {
+		out = append(out, fmt.Sprintf("the old session %s (%s) stays as it is; resumed, it is told once that the files were rolled back, as agent %s",
+			o.Session, o.Harness, o.Agent))
 	}
 	return out
 }

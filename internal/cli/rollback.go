@@ -184,10 +184,37 @@ func printRollback(e *env, res *rollback.Result) {
 		if x := res.Conversation.ResumeExec; len(x) > 0 {
 			fmt.Fprintf(e.Out, "  in a script: %s <prompt>\n", strings.Join(x, " "))
 		}
-		fmt.Fprintln(e.Out, "close the old session: what it remembers no longer matches the files")
+	}
+	if c := res.Conversation; c.Rewinds && c.ThroughTurn == nil {
+		fmt.Fprintln(e.Out, "the conversation went back to before the first turn: to go on, start a new session (not a resume of the old one):")
+		if len(c.OldSessions) > 0 {
+			if term, script := newSession(c.OldSessions[0].Harness); term != "" {
+				fmt.Fprintf(e.Out, "  %s\n  in a script: %s\n", term, script)
+			}
+		}
+	}
+	if c := res.Conversation; c.Rewinds {
+		for _, o := range c.OldSessions {
+			fmt.Fprintf(e.Out, "the old session %s (%s) still remembers the dropped turns: close it; resumed, it is told once that the files were rolled back, and its turns are agent %s's\n",
+				o.Session, o.Harness, o.Agent)
+		}
 	}
 }
 
+
+// newSession is how to start a new session of a harness at a terminal and
+// in a script; "" when the toolkit does not know.
+func newSession(harness string) (terminal, script string) {
+	switch harness {
+	case "claude-code":
+		return "claude", "claude -p <prompt>"
+	case "codex":
+		return "codex", "codex exec <prompt>"
+	case "gemini":
+		return "gemini", "gemini -p <prompt>"
+	}
+	return "", ""
+}
 func deref(p *string) string {
 	if p == nil {
 		return ""
