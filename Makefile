@@ -17,6 +17,9 @@ FUZZTIME ?= 60s
 # make e2e: which tests (go test -run), and how long they may take in all.
 E2E_RUN ?=
 E2E_TIMEOUT ?= 30m
+# How many e2e tests run at once (each has its own repository, HOME and
+# model server; the clients are slow to start, not busy).
+E2E_PARALLEL ?= 3
 # What install builds first. t/t0007-install.sh sets it to "man" so that
 # it installs the bin/ under test and never rebuilds it while tests run.
 INSTALL_DEPS ?= build man
@@ -65,7 +68,7 @@ test: build
 e2e: build
 	sh e2e/install-clients.sh
 	VENOM_BIN="$(CURDIR)/bin" VENOM_E2E_CLIENTS="$(CURDIR)/e2e/clients/node_modules/.bin" \
-		$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./e2e/
+		$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) -v $(if $(E2E_RUN),-run '$(E2E_RUN)') ./e2e/
 
 ## check: gofmt (any listed file fails), go vet, and the Go tests under -race
 check:

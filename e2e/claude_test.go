@@ -100,6 +100,7 @@ func one(t *testing.T, what string, rs []e2etest.Record) e2etest.Record {
 // edit.record_write_only, plan.classes, agent_env.child_session,
 // edit.record_edit_tool, turn2.resume_same_agent).
 func TestClaudeTurns(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	envFile := w.Work + "/agent-env.txt"
 	r1 := w.turn("Turn one: create two files. [[venom-e2e: write "+w.Repo+"/made-by-write.txt hello ;; bash echo x > made-by-bash.txt; env | grep -E '^(CLAUDE|GIT_VENOM)' | sort > "+envFile+" ;; say Turn one done.]]", "Turn one done.")
@@ -208,6 +209,7 @@ func mustJSON(v any) string {
 // Claude Code not to kill the hook, which venom cannot change (the
 // StopFailure run is recorded here as it was).
 func TestClaudeStopFailure(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	// A StopFailure hook slower than Claude Code waits for: a capture of a
 	// big tree, say. (A fast one sometimes finishes before it is killed.)
@@ -310,6 +312,7 @@ func resumeLines(t *testing.T, text string) (terminal, script string) {
 // rewind.command_printed, rewind.rollback_ok, rewind.print_mode_accepted,
 // rewind.print_mode_history, fork.session_start, fork.keeps_agent).
 func TestClaudeRewind(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	r1 := w.turn("Turn one: create a file. [[venom-e2e: write "+w.Repo+"/made-by-write.txt hello ;; say Turn one done.]]", "Turn one done.")
 	S, A := r1.SessionID, agentOf(r1.SessionID)
@@ -403,6 +406,7 @@ func TestClaudeRewind(t *testing.T) {
 // dropped one (../shared/e2e checks rewind.interactive_accepted,
 // rewind.interactive_history, fork.interactive_keeps_agent).
 func TestClaudeRewindTerminal(t *testing.T) {
+	t.Parallel()
 	e2etest.NeedTmux(t)
 	w := newClaude(t)
 	r1 := w.turn("Turn one, kept. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
@@ -464,6 +468,7 @@ func (w *claudeWorld) noteOf(agent string) string {
 // checks restore_files.rollback, note.hook_prints, note.model_receives,
 // note.once).
 func TestClaudeRestoreFiles(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	r1 := w.turn("Turn one. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
 	S, A := r1.SessionID, agentOf(r1.SessionID)
@@ -506,6 +511,7 @@ func TestClaudeRestoreFiles(t *testing.T) {
 // prompt is told (the model receives the note), once, and its turns are
 // an agent of their own (../shared/e2e check first_turn.resumed_session_told).
 func TestClaudeFirstTurn(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	r1 := w.turn("Turn one: create a file. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
 	S, A := r1.SessionID, agentOf(r1.SessionID)
@@ -557,6 +563,7 @@ func TestClaudeFirstTurn(t *testing.T) {
 // rollback of either leaves the other's turns alone (../shared/e2e check
 // note.old_conversation).
 func TestClaudeOldSession(t *testing.T) {
+	t.Parallel()
 	w := newClaude(t)
 	r1 := w.turn("Turn one. [[venom-e2e: write "+w.Repo+"/one.txt one ;; say Turn one done.]]", "Turn one done.")
 	S, A := r1.SessionID, agentOf(r1.SessionID)

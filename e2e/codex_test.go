@@ -16,6 +16,7 @@ import (
 // checks install.codex, codex.turn1.runs, hooks.fire,
 // hooks.exit0_and_silent, agent.id_and_checkpoints).
 func TestCodexTurn(t *testing.T) {
+	t.Parallel()
 	e := e2etest.New(t, "codex")
 	c := e.Codex()
 	if r := e.Venom("venom-hook", "install", "codex"); r.Code != 0 {

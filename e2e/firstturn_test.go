@@ -57,6 +57,7 @@ func firstTurn(t *testing.T, e *e2etest.Env, agent, session, harnessName, term, 
 // model the note; its turn is the old thread's own agent (../shared/e2e
 // check first_turn.resumed_thread_told).
 func TestCodexFirstTurn(t *testing.T) {
+	t.Parallel()
 	e := e2etest.New(t, "codex")
 	c := e.Codex()
 	if r := e.Venom("venom-hook", "install", "codex"); r.Code != 0 {
@@ -92,6 +93,7 @@ func TestCodexFirstTurn(t *testing.T) {
 // TestGeminiFirstTurn (issue 14 item 2, Gemini CLI): the same with
 // `gemini --resume`: the note arrives as additionalContext.
 func TestGeminiFirstTurn(t *testing.T) {
+	t.Parallel()
 	e := e2etest.New(t, "gemini")
 	g := e.Gemini()
 	g.TrustRepo()

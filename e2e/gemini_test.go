@@ -16,6 +16,7 @@ import (
 // install.gemini, gemini.turn1.runs, hooks.fire, hooks.exit0_and_silent,
 // agent.id_and_checkpoints, ids.session).
 func TestGeminiTurn(t *testing.T) {
+	t.Parallel()
 	e := e2etest.New(t, "gemini")
 	g := e.Gemini()
 	g.TrustRepo()
