@@ -185,12 +185,10 @@ func printRollback(e *env, res *rollback.Result) {
 			fmt.Fprintf(e.Out, "  in a script: %s <prompt>\n", strings.Join(x, " "))
 		}
 	}
-	if c := res.Conversation; c.Rewinds && c.ThroughTurn == nil {
+	if c := res.Conversation; c.Rewinds && c.ThroughTurn == nil && len(c.OldSessions) > 0 {
 		fmt.Fprintln(e.Out, "the conversation went back to before the first turn: to go on, start a new session (not a resume of the old one):")
-		if len(c.OldSessions) > 0 {
-			if term, script := newSession(c.OldSessions[0].Harness); term != "" {
-				fmt.Fprintf(e.Out, "  %s\n  in a script: %s\n", term, script)
-			}
+		if term, script := newSession(c.OldSessions[0].Harness); term != "" {
+			fmt.Fprintf(e.Out, "  %s\n  in a script: %s\n", term, script)
 		}
 	}
 	if c := res.Conversation; c.Rewinds {
