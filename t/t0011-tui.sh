@@ -182,7 +182,8 @@ test_expect_success TMUX 'R shows the dry run as a confirmation screen with the 
 	grep "^  modify  turn     src/app.py" "$TUI_DIR/plan" &&
 	grep "^HEAD: *stays at $(git rev-parse --short=10 HEAD)" "$TUI_DIR/plan" &&
 	grep "^conversation: rewinds to t1, dropping t2" "$TUI_DIR/plan" &&
-	tui_joined | grep -F "it continues in a new session " | grep -F ": claude --resume=$SESSION --resume-session-at=e1 --fork-session --session-id=" &&
+	tui_joined | grep -F "the rollback forks the claude-code conversation through t1 first (claude -p --fork-session, no model call)" &&
+	tui_joined | grep -E "it continues in a new session ([0-9a-f-]{36}): claude --resume=\1 " &&
 	grep "^y confirms: git venom-rollback --agent a1 k2 --plan $plan\$" "$TUI_DIR/plan" &&
 	tui_keys Escape &&
 	tui_wait "k1    turn_start" &&
@@ -204,8 +205,8 @@ test_expect_success TMUX 'y confirms by quoting the plan: the transcript row, th
 	grep "^  delete  turn     gen/g.txt" "$TUI_DIR/result" &&
 	grep "^conversation: rewound to t1, dropping t2" "$TUI_DIR/result" &&
 	grep "^verified: the tree is as planned (k5)" "$TUI_DIR/result" &&
-	session=$(venom_log | jq -r "select(.type == \"agent.binding\") | .harness_session" | tail -n 1) &&
-	tui_joined | grep -F "to resume the conversation as it was after t1: claude --resume=$SESSION --resume-session-at=e1 --fork-session --session-id=$session close the old session" &&
+	session=$(venom_log | jq -r "select(.type == \"agent.binding\" and .fork_source != null) | .harness_session" | tail -n 1) &&
+	tui_joined | grep -F "to resume the conversation as it was after t1: claude --resume=$session in a script: claude -p --resume=$session <prompt> the old session $SESSION (claude-code) still remembers the dropped turns" &&
 	echo "print(\"v2\")" >"$TUI_DIR/expect" &&
 	test_cmp "$TUI_DIR/expect" src/app.py &&
 	test_path_is_missing gen/g.txt &&
@@ -407,7 +408,7 @@ test_expect_success TMUX 'wider, the same screen uses the room: 120x40' '
 	sed -n 40p "$TUI_DIR/s" | grep "q quit" &&
 	grep "^plan $plan: roll back a1 to k2 (guarded tree: HEAD and the index stay)\$" "$TUI_DIR/s" &&
 	grep "^y confirms: git venom-rollback --agent a1 k2 --plan $plan\$" "$TUI_DIR/s" &&
-	tui_joined | grep -F ": claude --resume=$SESSION --resume-session-at=e1 --fork-session"
+	tui_joined | grep -E "it continues in a new session ([0-9a-f-]{36}): claude --resume=\1 "
 '
 
 test_done

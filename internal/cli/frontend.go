@@ -89,6 +89,50 @@ func ResumeLines(res *rollback.Result) []string {
 	return out
 }
 
+// ContinueLines are what a real call's result says of the conversation
+// it rewound: the commands that continue the copy, at a terminal and in a
+// script (indented two spaces, so a person copies them whole), or, back
+// before the first turn, how to start a new session; then each session it
+// left behind. None when the conversation stays.
+func ContinueLines(res *rollback.Result) []string {
+	c := res.Conversation
+	if !c.Rewinds {
+		return nil
+	}
+	var out []string
+	if len(c.Resume) > 0 {
+		out = append(out, "to resume the conversation as it was after "+orNone(c.ThroughTurn)+":", "  "+strings.Join(c.Resume, " "))
+		if x := c.ResumeExec; len(x) > 0 {
+			out = append(out, "  in a script: "+strings.Join(x, " ")+" <prompt>")
+		}
+	}
+	if c.ThroughTurn == nil && len(c.OldSessions) > 0 {
+		out = append(out, "the conversation went back to before the first turn: to go on, start a new session (not a resume of the old one):")
+		if term, script := newSession(c.OldSessions[0].Harness); term != "" {
+			out = append(out, "  "+term, "  in a script: "+script)
+		}
+	}
+	for _, o := range c.OldSessions {
+		out = append(out, fmt.Sprintf("the old session %s (%s) still remembers the dropped turns: close it; resumed, it is told once that the files were rolled back, and its turns are agent %s's",
+			o.Session, o.Harness, o.Agent))
+	}
+	return out
+}
+
+// newSession is how to start a new session of a harness at a terminal and
+// in a script; "" when the toolkit does not know.
+func newSession(harness string) (terminal, script string) {
+	switch harness {
+	case "claude-code":
+		return "claude", "claude -p <prompt>"
+	case "codex":
+		return "codex", "codex exec <prompt>"
+	case "gemini":
+		return "gemini", "gemini -p <prompt>"
+	}
+	return "", ""
+}
+
 // Verification is the line a real call's result ends with: whether the
 // tree is as planned (RFC 7.4 step 6), or why that cannot be said; "" for
 // a dry run.

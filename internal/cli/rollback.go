@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
@@ -179,40 +178,11 @@ func printRollback(e *env, res *rollback.Result) {
 	if res.Note != "" {
 		fmt.Fprintf(e.Out, "the agent will be told: %s\n", res.Note)
 	}
-	if len(res.Conversation.Resume) > 0 {
-		fmt.Fprintf(e.Out, "to resume the conversation as it was after %s:\n  %s\n", orNone(res.Conversation.ThroughTurn), strings.Join(res.Conversation.Resume, " "))
-		if x := res.Conversation.ResumeExec; len(x) > 0 {
-			fmt.Fprintf(e.Out, "  in a script: %s <prompt>\n", strings.Join(x, " "))
-		}
-	}
-	if c := res.Conversation; c.Rewinds && c.ThroughTurn == nil && len(c.OldSessions) > 0 {
-		fmt.Fprintln(e.Out, "the conversation went back to before the first turn: to go on, start a new session (not a resume of the old one):")
-		if term, script := newSession(c.OldSessions[0].Harness); term != "" {
-			fmt.Fprintf(e.Out, "  %s\n  in a script: %s\n", term, script)
-		}
-	}
-	if c := res.Conversation; c.Rewinds {
-		for _, o := range c.OldSessions {
-			fmt.Fprintf(e.Out, "the old session %s (%s) still remembers the dropped turns: close it; resumed, it is told once that the files were rolled back, and its turns are agent %s's\n",
-				o.Session, o.Harness, o.Agent)
-		}
+	for _, l := range ContinueLines(res) {
+		fmt.Fprintln(e.Out, l)
 	}
 }
 
-
-// newSession is how to start a new session of a harness at a terminal and
-// in a script; "" when the toolkit does not know.
-func newSession(harness string) (terminal, script string) {
-	switch harness {
-	case "claude-code":
-		return "claude", "claude -p <prompt>"
-	case "codex":
-		return "codex", "codex exec <prompt>"
-	case "gemini":
-		return "gemini", "gemini -p <prompt>"
-	}
-	return "", ""
-}
 func deref(p *string) string {
 	if p == nil {
 		return ""

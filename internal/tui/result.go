@@ -78,12 +78,8 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 	if res.Note != "" {
 		tail = append(tail, "the model will be told: "+res.Note)
 	}
-	if len(res.Conversation.Resume) > 0 {
-		tail = append(tail, "to resume the conversation as it was "+orAfter(res.Conversation.ThroughTurn)+":")
-		// The command wraps, never cut: a person copies it.
-		tail = append(tail, wrap("  "+strings.Join(res.Conversation.Resume, " "), w, "    ")...)
-		tail = append(tail, "close the old session: what it remembers no longer matches the files")
-	}
+	// The commands wrap, never cut: a person copies them.
+	tail = append(tail, cli.ContinueLines(res)...)
 	var wrapped []string
 	for _, l := range tail {
 		wrapped = append(wrapped, wrap(l, w, "  ")...)
@@ -107,11 +103,4 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 	}
 	lines = fit(lines, w, h-len(tail))
 	return append(lines, tail...)
-}
-
-func orAfter(p *string) string {
-	if p == nil {
-		return "before the first turn"
-	}
-	return "after " + *p
 }
