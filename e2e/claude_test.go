@@ -5,7 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -53,37 +52,6 @@ func (w *claudeWorld) turn(prompt, want string, args ...string) e2etest.ClaudeRe
 
 func agentOf(session string) string { return harness.AgentID("claude", session) }
 
-// editPaths is the sorted set of paths of an agent's edit records in a turn.
-func (w *claudeWorld) editPaths(agent, turn string) []string {
-	set := map[string]bool{}
-	for _, r := range w.Records("edit", "agent="+agent, "turn="+turn) {
-		ps, _ := r["paths"].([]any)
-		for _, p := range ps {
-			set[p.(string)] = true
-		}
-	}
-	return e2etest.SortedKeys(set)
-}
-
-// planClasses is "path=class ..." of a dry run to checkpoint k.
-func (w *claudeWorld) planClasses(agent, k string) string {
-	w.T.Helper()
-	var plan struct {
-		Repos []struct {
-			Files []struct{ Path, Class string }
-		}
-	}
-	w.VenomJSON(&plan, "venom-plan", "--agent", agent, k, "--json")
-	var out []string
-	for _, r := range plan.Repos {
-		for _, f := range r.Files {
-			out = append(out, f.Path+"="+f.Class)
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
-
 func one(t *testing.T, what string, rs []e2etest.Record) e2etest.Record {
 	t.Helper()
 	if len(rs) != 1 {
@@ -106,20 +74,7 @@ func TestClaudeTurns(t *testing.T) {
 	r1 := w.turn("Turn one: create two files. [[venom-e2e: write "+w.Repo+"/made-by-write.txt hello ;; bash echo x > made-by-bash.txt; env | grep -E '^(CLAUDE|GIT_VENOM)' | sort > "+envFile+" ;; say Turn one done.]]", "Turn one done.")
 	S, A := r1.SessionID, agentOf(r1.SessionID)
 
-	t.Run("hooks.fire", func(t *testing.T) {
-		for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"} {
-			if len(w.HookRuns(ev)) == 0 {
-				t.Errorf("no %s hook run; runs:\n%s", ev, w.HooksText())
-			}
-		}
-	})
-	t.Run("hooks.exit0_and_silent", func(t *testing.T) {
-		for _, h := range w.Hooks() {
-			if !h.Finished || h.RC == nil || *h.RC != 0 || h.Stdout != "" {
-				t.Errorf("hook run not finished with 0 and silent: %s", h.Summary())
-			}
-		}
-	})
+	hooksFireSilently(t, w.Env, "SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd")
 	t.Run("agent.id_and_checkpoints", func(t *testing.T) {
 		r := w.Venom("venom-checkpoint", "list", "--agent", A)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "turn_start   t1") || !strings.Contains(r.Stdout, "turn_end     t1") {
@@ -143,12 +98,12 @@ func TestClaudeTurns(t *testing.T) {
 		}
 	})
 	t.Run("edit.record_write_only", func(t *testing.T) {
-		if got := w.editPaths(A, "t1"); strings.Join(got, ",") != "made-by-write.txt" {
+		if got := editPathsOf(w.Env, A, "t1"); got != "made-by-write.txt" {
 			t.Errorf("edit records of t1: %q, want [made-by-write.txt] (the Bash-made file has none)", got)
 		}
 	})
 	t.Run("plan.classes", func(t *testing.T) {
-		if got := w.planClasses(A, started.S("checkpoint")); got != "made-by-bash.txt=turn made-by-write.txt=agent" {
+		if got := classesOf(t, w.Env, A, started.S("checkpoint")); got != "made-by-bash.txt=turn made-by-write.txt=agent" {
 			t.Errorf("classes of the plan to %s: %q", started.S("checkpoint"), got)
 		}
 	})
@@ -161,9 +116,9 @@ func TestClaudeTurns(t *testing.T) {
 
 	r2 := w.turn("Turn two. [[venom-e2e: edit "+w.Repo+"/made-by-write.txt hello goodbye ;; write "+w.Repo+"/turn2.txt two ;; say Turn two done.]]", "Turn two done.", "--resume", S)
 	t.Run("edit.record_edit_tool", func(t *testing.T) {
-		got := w.editPaths(A, "t2")
+		got := editPathsOf(w.Env, A, "t2")
 		txt, _ := w.ReadFile("made-by-write.txt")
-		if strings.Join(got, ",") != "made-by-write.txt,turn2.txt" || !strings.Contains(txt, "goodbye") {
+		if got != "made-by-write.txt,turn2.txt" || !strings.Contains(txt, "goodbye") {
 			t.Errorf("edit records of t2 (Edit + Write): %q; made-by-write.txt: %q", got, txt)
 		}
 	})

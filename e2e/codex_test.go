@@ -13,6 +13,28 @@ import (
 	"github.com/venom-org/git-venom/harness"
 )
 
+// hooksFireSilently checks that each event's hook ran (hooks.fire) and
+// that every hook run so far ended with status 0 and printed nothing
+// (hooks.exit0_and_silent): ../shared/e2e's first two checks, for any
+// client.
+func hooksFireSilently(t *testing.T, e *e2etest.Env, events ...string) {
+	t.Helper()
+	t.Run("hooks.fire", func(t *testing.T) {
+		for _, ev := range events {
+			if len(e.HookRuns(ev)) == 0 {
+				t.Errorf("no %s run:\n%s", ev, e.HooksText())
+			}
+		}
+	})
+	t.Run("hooks.exit0_and_silent", func(t *testing.T) {
+		for _, h := range e.Hooks() {
+			if !h.Finished || h.RC == nil || *h.RC != 0 || h.Stdout != "" {
+				t.Errorf("not ended with 0 and silent: %s", h.Summary())
+			}
+		}
+	})
+}
+
 // editPathsOf is the sorted set of paths of an agent's edit records in a
 // turn.
 func editPathsOf(e *e2etest.Env, agent, turn string) string {
@@ -88,20 +110,7 @@ func TestCodexTurn(t *testing.T) {
 		t.Fatalf("codex.turn1.runs: %s; thread %q, last message %q", r, T, r.LastMessage())
 	}
 	A := harness.AgentID("codex", T)
-	t.Run("hooks.fire", func(t *testing.T) {
-		for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"} {
-			if len(e.HookRuns(ev)) == 0 {
-				t.Errorf("no %s run:\n%s", ev, e.HooksText())
-			}
-		}
-	})
-	t.Run("hooks.exit0_and_silent", func(t *testing.T) {
-		for _, h := range e.Hooks() {
-			if !h.Finished || h.RC == nil || *h.RC != 0 || h.Stdout != "" {
-				t.Errorf("%s", h.Summary())
-			}
-		}
-	})
+	hooksFireSilently(t, e, "SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 	t.Run("hooks.apply_patch_tool_name", func(t *testing.T) {
 		var names []string
 		for _, h := range e.HookRuns("PostToolUse") {
