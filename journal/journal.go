@@ -204,6 +204,15 @@ func (l *Log) appendLocked(entries []Entry) ([]int64, error) {
 	}
 	failpoint.Hit("journal.before-append")
 	if _, err := f.WriteAt(buf.Bytes(), end); err != nil {
+		// A write cut short (a full disk, a file size limit) may have
+		// put some of the batch's lines in whole: they are cut off again,
+		// so a batch is in the log entirely or not at all (RFC 7.4 step
+		// 7's one log commit), as the error tells the caller. Should the
+		// cut fail too, the next append cuts a torn line, and whole lines
+		// stay: the error says so.
+		if terr := f.Truncate(end); terr != nil {
+			return nil, fmt.Errorf("appending to the log: %w (and part of the batch may stay in it: %v)", err, terr)
+		}
 		return nil, fmt.Errorf("appending to the log: %w", err)
 	}
 	if err := f.Sync(); err != nil {
