@@ -1,15 +1,11 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
-	"github.com/venom-org/git-venom/plumbing"
-	"github.com/venom-org/git-venom/refs"
 )
 
 // Cleaned is RFC 5.3's checkpoints member of agent.clean's result: the
@@ -25,11 +21,13 @@ type Cleaned struct {
 // it archives the agent (it no longer shares the tree) and deletes its
 // checkpoint refs, except pre_rollback checkpoints younger than
 // venom.checkpoints.keepSafety, which may hold the only copy of a person's
-// edits; pruning removes those later. The log keeps every record. The
+// edits; pruning removes those later. The log keeps every record. A ref
+// that is gone already (deleted by hand, or by a clean whose record the
+// log refused) is counted removed: clean can always be run again. The
 // caller holds the agent lock.
 func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cleaned, error) {
 	out := &Cleaned{Agent: a.ID, Repo: ".", Removed: []string{}, Kept: []string{}}
-	var in bytes.Buffer
+	var gone []*journal.Saved
 	for _, s := range a.Checkpoints {
 		if s.Pruned || len(s.Rec.Repos) == 0 || s.Rec.Repos[0].Path != t.Path() {
 			continue
@@ -40,13 +38,11 @@ func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cle
 				continue
 			}
 		}
-		fmt.Fprintf(&in, "delete %s %s\n", refs.Checkpoint(a.ID, s.N), s.Rec.Repos[0].Commit)
+		gone = append(gone, s)
 		out.Removed = append(out.Removed, s.ID())
 	}
-	if in.Len() > 0 {
-		if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
-			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "deleting the refs of %s", a.ID)
-		}
+	if err := t.deleteRefs(ctx, a.ID, gone); err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": err.reason}, "deleting the refs of %s", a.ID)
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeAgentArchived, Body: journal.AgentArchived{Agent: a.ID, Removed: out.Removed, Kept: out.Kept}}); err != nil {
 		return nil, LogError(err, "logging agent.archived for %s (its refs were deleted)", a.ID)

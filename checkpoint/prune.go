@@ -69,39 +69,63 @@ func (t *Tree) Prune(ctx context.Context, a *journal.Agent, now time.Time) ([]st
 	if len(victims) == 0 {
 		return nil, nil
 	}
-	// No ref transaction is ever cut short: git killed in the middle of
-	// one leaves some refs deleted with no record saying so, and lock
-	// files that fail every later prune. The caller's deadline (a
-	// capture's venom.checkpoints.timeout) does not apply here.
-	ctx = context.WithoutCancel(ctx)
-	present, err := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(a.ID))
-	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "for-each-ref"}, "listing checkpoints of %s", a.ID)
-	}
-	var in bytes.Buffer
 	ids := make([]string, 0, len(victims))
 	for _, s := range victims {
 		ids = append(ids, s.ID())
-		ref := refs.Checkpoint(a.ID, s.N)
-		if _, ok := present[ref]; !ok {
-			// Already gone (a prune an older version cut short): there is
-			// nothing to delete, and the record below says it is pruned.
-			continue
-		}
-		t.removeStaleRefLock(ref)
-		fmt.Fprintf(&in, "delete %s %s\n", ref, s.Rec.Repos[0].Commit)
 	}
-	if in.Len() > 0 {
-		if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
-			// A ref that moved fails the transaction; the log is still the
-			// truth, and the next prune retries (RFC 5.3).
-			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "pruning checkpoints of %s", a.ID)
-		}
+	if err := t.deleteRefs(ctx, a.ID, victims); err != nil {
+		// A ref that moved fails the transaction; the log is still the
+		// truth, and the next prune retries (RFC 5.3).
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": err.reason}, "pruning checkpoints of %s", a.ID)
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeCheckpointPruned, Body: journal.Pruned{Agent: a.ID, Checkpoints: ids}}); err != nil {
 		return nil, LogError(err, "logging checkpoint.pruned for %s (the refs were deleted; the next prune records it)", a.ID)
 	}
 	return ids, nil
+}
+
+// refsError is deleteRefs's error, with the git command that failed as
+// data.reason's value (RFC 11.3 failed.checkpoint_git).
+type refsError struct {
+	reason string
+	err    error
+}
+
+func (e *refsError) Error() string { return e.err.Error() }
+func (e *refsError) Unwrap() error { return e.err }
+
+// deleteRefs deletes the refs of agent's checkpoints saved in one
+// update-ref transaction, each with its logged commit as the old value,
+// so a ref that moved is left alone and fails the transaction. A ref that
+// is gone already (deleted by hand, or by a prune or clean whose record
+// the log then refused) has nothing to delete and is skipped: left in
+// the transaction, it would fail it, and every later prune or clean with
+// it. No ref transaction is ever cut short: git killed in the middle of
+// one leaves some refs deleted with no record saying so, and lock files
+// that fail every later one; the caller's deadline (a capture's
+// venom.checkpoints.timeout) does not apply here.
+func (t *Tree) deleteRefs(ctx context.Context, agent string, saved []*journal.Saved) *refsError {
+	ctx = context.WithoutCancel(ctx)
+	present, err := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(agent))
+	if err != nil {
+		return &refsError{"for-each-ref", err}
+	}
+	var in bytes.Buffer
+	for _, s := range saved {
+		ref := refs.Checkpoint(agent, s.N)
+		if _, ok := present[ref]; !ok {
+			continue
+		}
+		t.removeStaleRefLock(ref)
+		fmt.Fprintf(&in, "delete %s %s\n", ref, s.Rec.Repos[0].Commit)
+	}
+	if in.Len() == 0 {
+		return nil
+	}
+	if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
+		return &refsError{"update-ref", err}
+	}
+	return nil
 }
 
 // staleRefLock is how old a lock file of a checkpoint ref must be for

@@ -147,3 +147,63 @@ func TestNoFailedInternalOutsideMain(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanAfterItsRecordWasRefused: a clean whose agent.archived the log
+// refused has deleted the agent's refs already (RFC 5.3 deletes them,
+// then logs), so its records name refs that are gone. Running clean again,
+// once the log takes records, archives the agent: the refs it would
+// delete are gone already, as they are when a person deleted one by hand.
+// Before, the update-ref transaction refused the missing refs ("unable to
+// resolve reference") and the agent could never be archived.
+func TestCleanAfterItsRecordWasRefused(t *testing.T) {
+	r := newRepo(t, true)
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	r.take("manual") // k1
+	r.Write("a.txt", "two\n")
+	r.take("manual") // k2
+	r.Write("a.txt", "three\n")
+	r.take("manual") // k3
+	t.Setenv(journal.TestFailEnv, journal.TypeAgentArchived)
+	data := wantError(t, venom(t, r.Dir, "checkpoint", "clean", "--agent", "a1", "--json"), "failed.checkpoint_git")
+	if data["reason"] != "log" {
+		t.Errorf("data %v, want reason log", data)
+	}
+	os.Unsetenv(journal.TestFailEnv)
+	if refs := venomRefs(r); len(refs) != 0 {
+		t.Fatalf("refs after the refused clean: %v, want none (deleted before the record)", refs)
+	}
+	res := venom(t, r.Dir, "checkpoint", "clean", "--agent", "a1", "--json")
+	if res.exit != 0 {
+		t.Fatalf("clean again: exit %d: %s%s", res.exit, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, `"removed":["k1","k2","k3"]`) {
+		t.Errorf("clean again: %s, want k1 to k3 removed", res.stdout)
+	}
+	// The agent is archived now: the log says so, once.
+	if n := strings.Count(logFile(t, r), `"type":"agent.archived"`); n != 1 {
+		t.Errorf("%d agent.archived records, want 1", n)
+	}
+}
+
+// TestCleanWithARefDeletedByHand: a checkpoint ref a person deleted is
+// gone already; clean deletes the others and archives the agent.
+func TestCleanWithARefDeletedByHand(t *testing.T) {
+	r := newRepo(t, true)
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	r.take("manual") // k1
+	r.Write("a.txt", "two\n")
+	r.take("manual") // k2
+	r.Git("update-ref", "-d", "refs/venom/checkpoints/a1/1")
+	res := venom(t, r.Dir, "checkpoint", "clean", "--agent", "a1", "--json")
+	if res.exit != 0 {
+		t.Fatalf("clean: exit %d: %s%s", res.exit, res.stdout, res.stderr)
+	}
+	if refs := venomRefs(r); len(refs) != 0 {
+		t.Errorf("refs after clean: %v", refs)
+	}
+	if !strings.Contains(res.stdout, `"removed":["k1","k2"]`) {
+		t.Errorf("clean: %s, want k1 and k2 removed", res.stdout)
+	}
+}
