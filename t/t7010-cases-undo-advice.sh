@@ -103,4 +103,36 @@ test_expect_success 'failed.rollback_undone: the hint names a command that works
 	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after"
 '
 
+# The rollback's own checkpoint (RFC 7.4 step 6) makes the window from the
+# safety checkpoint to it a rollback window; when its capture fails (here
+# a clean filter that fails once, on the bytes the rollback wrote), there
+# is none, and in a guarded tree every path the rollback wrote is outside
+# to the undo's plan. The undo the result prints must work as printed.
+test_expect_success 'a rollback whose own checkpoint could not be taken: the undo it prints works as printed' '
+	case_repo noafter guarded &&
+	echo "f.txt filter=once" >.gitattributes && echo base >base.txt && git add . && git commit -qm init &&
+	echo "FAILME one" >f.txt && K1=$(ts) && echo two >f.txt && K2=$(te) &&
+	cat >"$OUT/clean.sh" <<-EOF &&
+	#!/bin/sh
+	c=\$(cat)
+	case "\$c" in *FAILME*) if test -f "$OUT/fail-once"; then rm -f "$OUT/fail-once"; exit 1; fi ;; esac
+	printf "%s\\n" "\$c"
+	EOF
+	chmod +x "$OUT/clean.sh" &&
+	git config filter.once.clean "\"$OUT/clean.sh\"" && git config filter.once.smudge cat &&
+	git config filter.once.required true &&
+	tree_state >"$OUT/tree.before" &&
+	P=$(plan $K1 --restore files | jq -r .plan) &&
+	: >"$OUT/fail-once" &&
+	git venom-rollback --agent $AG $K1 --restore files --plan $P >"$OUT/rb" 2>"$OUT/rb.err" &&
+	test_path_is_missing "$OUT/fail-once" &&
+	grep "^warning: the rollback.s own checkpoint could not be taken" "$OUT/rb" &&
+	test "$(cat f.txt)" = "FAILME one" &&
+	CMD=$(sed -n "/to undo:\$/{n;s/^  //p;}" "$OUT/rb") &&
+	SAFE=$(venom_log | jq -r "select(.type == \"rollback.started\") | .safety") &&
+	test "$CMD" = "git venom-plan --agent $AG $SAFE --restore files --outside overwrite" &&
+	run_printed "$CMD" noafter &&
+	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after"
+'
+
 test_done

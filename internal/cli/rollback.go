@@ -174,13 +174,30 @@ func printRollback(e *env, res *rollback.Result) {
 		fmt.Fprintln(e.Out, l)
 	}
 	fmt.Fprintf(e.Out, "safety checkpoint %s holds the tree as it was before; to undo:\n", res.Safety)
-	fmt.Fprintf(e.Out, "  git venom-plan --agent %s %s --restore files\n", res.Agent, res.Safety)
+	fmt.Fprintf(e.Out, "  %s\n", undoAfter(res))
 	if res.Note != "" {
 		fmt.Fprintf(e.Out, "the agent will be told: %s\n", res.Note)
 	}
 	for _, l := range ContinueLines(res) {
 		fmt.Fprintln(e.Out, l)
 	}
+}
+
+// undoAfter is the command printed to undo the rollback res did: the plan
+// to its safety checkpoint, files only. Its own checkpoint (RFC 7.4 step
+// 6, reason rollback) makes the window from the safety checkpoint to it
+// venom's own writes (RFC 7.3's rollback window), so a guarded tree's
+// plan classes the paths it wrote as they were, and refuses only a
+// person's edit made since. Without that checkpoint (its capture failed:
+// after is null) the window is a gap and every path the rollback wrote is
+// outside, which a guarded tree refuses by default: the command is then
+// checkpoint.UndoCommand's, with --outside overwrite, as after an
+// interrupted rollback (issue 13 item 8).
+func undoAfter(res *rollback.Result) string {
+	if res.After == "" {
+		return checkpoint.UndoCommand(res.Agent, res.Safety, "")
+	}
+	return fmt.Sprintf("git venom-plan --agent %s %s --restore files", res.Agent, res.Safety)
 }
 
 func deref(p *string) string {
