@@ -309,7 +309,7 @@ func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal
 		}
 		turn, through = strp(id), strp(id)
 		post = append(post, journal.Entry{Type: journal.TypeTurnEnded, Body: &journal.TurnEnded{Agent: o.Agent, Turn: id,
-			HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn, HarnessEnd: o.Harness.End,
+			Harness: o.Harness.Name, HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn, HarnessEnd: o.Harness.End,
 			HarnessEndPending: o.Harness.EndPending}})
 	default:
 		if open != nil {

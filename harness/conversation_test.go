@@ -642,3 +642,55 @@ func TestClaudeCodeInterruptThenPlan(t *testing.T) {
 		t.Errorf("drops %q, want [t2 t3]", plan.Conversation.Drops)
 	}
 }
+
+// TestHarnessGivenAtTurnEndIsKept: a turn opened by a turn_start without
+// --harness (a wrapper that learns the harness's ids only when the turn
+// ends) and ended with --harness and its ids keeps the harness with the
+// turn, as git-venom-checkpoint(1) says: `list` says conversation true,
+// and the plan rewinds the conversation with those ids instead of saying
+// "no harness" (issue 13 item 15).
+func TestHarnessGivenAtTurnEndIsKept(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	const agent, sess = "w1", "5b0c1d2e-3f40-4a51-8b62-7c83d94e0f15"
+	ends := []string{"e1-uuid", "e2-uuid"}
+	for i, content := range []string{"x = 2\n", "x = 3\n"} {
+		cliOK(t, "turn_start", cliRun(t, repo.Dir, "checkpoint", "--agent", agent, "--reason", "turn_start", "--json"))
+		repo.Write("app.py", content)
+		cliOK(t, "turn_end", cliRun(t, repo.Dir, "checkpoint", "--agent", agent, "--reason", "turn_end",
+			"--harness", "claude-code", "--harness-session", sess, "--harness-end", ends[i], "--json"))
+	}
+	var ended string
+	for _, r := range readLog(t, repo) {
+		if r.str("type") == "turn.ended" && r.str("turn") == "t1" {
+			ended = r.str("checkpoint")
+			if r.str("harness") != "claude-code" {
+				t.Errorf("turn.ended of t1 holds harness %q, want claude-code", r.str("harness"))
+			}
+		}
+	}
+	var list struct {
+		Checkpoints []struct {
+			Checkpoint   string `json:"checkpoint"`
+			Conversation bool   `json:"conversation"`
+		} `json:"checkpoints"`
+	}
+	lo := cliRun(t, repo.Dir, "checkpoint", "list", "--agent", agent, "--json")
+	if err := json.Unmarshal([]byte(lo.stdout), &list); err != nil {
+		t.Fatalf("list: %v\n%s", err, lo.stdout)
+	}
+	for _, c := range list.Checkpoints {
+		if c.Checkpoint == ended && !c.Conversation {
+			t.Errorf("list says %s cannot bring the conversation back", ended)
+		}
+	}
+	plan := cliOK(t, "plan", cliRun(t, repo.Dir, "plan", "--agent", agent, ended, "--json"))
+	if !plan.Conversation.Rewinds || !reflect.DeepEqual(plan.Conversation.Drops, []string{"t2"}) {
+		t.Errorf("conversation %+v, want a rewind dropping t2", plan.Conversation)
+	}
+	if c := plan.Conversation; c.Harness != "claude-code" || c.ForkSource != sess || c.ForkAt != ends[0] ||
+		!reflect.DeepEqual(c.Resume, []string{"claude", "--resume=" + c.HarnessSession}) {
+		t.Errorf("the plan copies %s (%s) through %s and resumes with %q; want claude-code's %s through %s",
+			c.ForkSource, c.Harness, c.ForkAt, c.Resume, sess, ends[0])
+	}
+}

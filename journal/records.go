@@ -110,12 +110,15 @@ type TurnStarted struct {
 
 // TurnEnded closes turn Turn. Synthetic marks an end the toolkit made
 // because a turn_start came while the turn was still open (an interrupt
-// fires no hook), as RFC-0019's synthetic end.
+// fires no hook), as RFC-0019's synthetic end. Harness and the harness
+// ids, when given, are the turn's from then on, as those its start gave
+// (a turn opened without --harness keeps the one its end names).
 type TurnEnded struct {
 	Agent          string `json:"agent"`
 	Turn           string `json:"turn"`
 	Checkpoint     string `json:"checkpoint,omitempty"`
 	Synthetic      bool   `json:"synthetic,omitempty"`
+	Harness        string `json:"harness,omitempty"`
 	HarnessSession string `json:"harness_session,omitempty"`
 	HarnessTurn    string `json:"harness_turn,omitempty"`
 	HarnessEnd     string `json:"harness_end,omitempty"`

@@ -253,6 +253,9 @@ func (s *State) apply(r *Raw) error {
 				} else if t.HarnessEndPending != nil {
 					tt.HarnessEndPending = t.HarnessEndPending
 				}
+				if t.Harness != "" {
+					tt.Harness = t.Harness
+				}
 				if t.HarnessTurn != "" {
 					tt.HarnessTurn = t.HarnessTurn
 				}
