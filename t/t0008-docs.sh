@@ -93,6 +93,14 @@ test_expect_success 'the exit classes in the docs match what the binary returns'
 	grep "^| 10 | .unsupported. |" "$codes_doc"
 '
 
+# Issue 13 item 16: the behaviour itself is pinned by
+# rollback.TestEmptyDirectoriesAreNotRecorded.
+test_expect_success 'the man pages say that empty directories are not recorded, and what a rollback does with them' '
+	grep -F "| Empty directories" "$man_src" &&
+	grep -F "EMPTY DIRECTORIES" "$man_src" &&
+	grep "^# EMPTY DIRECTORIES$" "$VENOM_SRC/docs/man/git-venom-plan.md"
+'
+
 test_expect_success 'the README gives the two set-up commands and the layout' '
 	grep "^make demo" "$VENOM_SRC/README.md" &&
 	grep "^make test" "$VENOM_SRC/README.md" &&
