@@ -448,6 +448,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// work tree fails the capture as it would the full way; one of
 		// the editor itself (an object gone from base) takes the full way.
 		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths)
+		for try := 1; err != nil && IsObjectRace(err) && try < objectWriteTries && sleepCtx(ctx, retryWait(try)); try++ {
+			// mktree met a concurrent gc (objectrace.go); its session
+			// cannot be run again by Run, so the edit is.
+			r.trace.printf("editing the tree met a concurrent gc: edit %d of %d", try+1, objectWriteTries)
+			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths)
+		}
 		var se *stageError
 		switch {
 		case err == nil:
@@ -475,7 +481,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	if wroteInfo {
-		if _, err := r.Run(ctx, Options{Env: env, Stdin: &indexInfo},
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(indexInfo.Bytes())},
 			"update-index", "-z", "--index-info"); err != nil {
 			return nil, fmt.Errorf("recording submodule commits and kept entries: %w", err)
 		}

@@ -396,7 +396,36 @@ func exitCode(err error) int {
 
 // Run runs git with args and returns its stdout. A non-zero exit is an
 // *Error carrying the arguments, exit code and stderr.
+//
+// A command of objectWriters that failed only because a concurrent gc
+// removed an object directory under it (objectRace) is run again, up to
+// objectWriteTries runs in all and within ctx, when its stdin can be
+// read again from its start (nil, or a reader that seeks: bytes.Reader,
+// strings.Reader) and its stdout is not streamed (o.Stdout nil): what
+// the caller gets is the last run's. Its stderr copy (o.Stderr) gets
+// every run's.
 func (r *Repo) Run(ctx context.Context, o Options, args ...string) ([]byte, error) {
+	var rewind func() bool
+	if len(args) > 0 && objectWriters[args[0]] && o.Stdout == nil {
+		rewind, _ = rewinder(o.Stdin)
+	}
+	for try := 1; ; try++ {
+		out, err := r.run(ctx, o, args...)
+		if err == nil || rewind == nil || try >= objectWriteTries || !objectRace(err) {
+			return out, err
+		}
+		r.trace.printf("git %s: an object directory went away under it (a concurrent gc): run %d of %d", args[0], try+1, objectWriteTries)
+		if !sleepCtx(ctx, retryWait(try)) {
+			return out, ctx.Err()
+		}
+		if !rewind() {
+			return out, err
+		}
+	}
+}
+
+// run is one run of git for Run.
+func (r *Repo) run(ctx context.Context, o Options, args ...string) ([]byte, error) {
 	full := make([]string, 0, 2*len(pins)+len(args))
 	for _, p := range pins {
 		full = append(full, "-c", p)

@@ -518,7 +518,7 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 	for range lists {
 		line, err := mk.out.ReadString('\n')
 		if err != nil {
-			return nil, fmt.Errorf("mktree: %w", err)
+			return nil, fmt.Errorf("mktree: %w", mk.ended(err))
 		}
 		oid := strings.TrimSpace(line)
 		if len(oid) != ed.hexLen {
@@ -583,6 +583,16 @@ func (s *session) send(b []byte) <-chan error {
 		done <- err
 	}()
 	return done
+}
+
+// ended is why the session's output ended early with err: the process's
+// own failure (a *Error with git's stderr, which says what went wrong),
+// or err when it exited cleanly. It closes the session.
+func (s *session) ended(err error) error {
+	if perr := s.close(); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // close ends the session's input and output and returns how the process

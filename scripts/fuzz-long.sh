@@ -3,7 +3,9 @@
 # `go test -fuzz` target of the module for FUZZTIME each, one after
 # another, then the model-based random test (internal/model TestModel) for
 # VENOM_MODEL_SEQS sequences and the many-processes test with
-# VENOM_CONC_ROUNDS rounds. `make test` runs only their short budgets.
+# VENOM_CONC_ROUNDS rounds, and VENOM_GC_LOOP_CAPTURES captures beside a
+# gc loop (checkpoint TestCapturesBesideAGcLoop). `make test` runs only
+# their short budgets.
 #
 #   scripts/fuzz-long.sh                          60s per target, 2000 sequences
 #   FUZZTIME=10m scripts/fuzz-long.sh             10 minutes per target
@@ -20,6 +22,7 @@
 #   VENOM_MODEL_STEPS  steps per sequence (default 40)
 #   VENOM_MODEL_STRICT=1  stop at the known divergences too (internal/model/regress_test.go)
 #   VENOM_CONC_ROUNDS  rounds of the many-processes test (default 20)
+#   VENOM_GC_LOOP_CAPTURES  captures beside a gc loop (default 200)
 #   GO                 the go command (default go)
 #
 # A fuzz target that fails writes its input under
@@ -37,7 +40,8 @@ FUZZTIME=${FUZZTIME:-60s}
 FUZZ=${FUZZ:-.}
 VENOM_MODEL_SEQS=${VENOM_MODEL_SEQS:-2000}
 VENOM_CONC_ROUNDS=${VENOM_CONC_ROUNDS:-20}
-export VENOM_MODEL_SEQS VENOM_CONC_ROUNDS
+VENOM_GC_LOOP_CAPTURES=${VENOM_GC_LOOP_CAPTURES:-200}
+export VENOM_MODEL_SEQS VENOM_CONC_ROUNDS VENOM_GC_LOOP_CAPTURES
 
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-long.XXXXXX") || exit 1
@@ -103,6 +107,15 @@ if [ "${SKIP_MODEL:-}" != 1 ]; then
 	else
 		grep -a 'refusals' "$tmp/conc.log"
 	fi
+	# Captures beside the repository's own gc (issue 13 item 9): the
+	# count of those that failed, which must be 0.
+	echo "$(stamp) captures beside a gc loop: $VENOM_GC_LOOP_CAPTURES"
+	if ! $GO test ./checkpoint -run '^TestCapturesBesideAGcLoop$' -count=1 -timeout 0 -v </dev/null >"$tmp/gcloop.log" 2>&1; then
+		status=1
+		failed="$failed TestCapturesBesideAGcLoop"
+		tail -n 20 "$tmp/gcloop.log"
+	fi
+	grep -a 'captures failed beside' "$tmp/gcloop.log" | head -n 1
 fi
 
 if [ $status -ne 0 ]; then
