@@ -559,6 +559,65 @@ func TestBR52Subdirectory(t *testing.T) {
 	}
 }
 
+// TestFolderOutsideTheRepositorysWork: a folder of an enclosing
+// repository that holds none of the files its index tracks (an untracked
+// project inside a dotfiles repository at $HOME, an ignored build
+// folder, an empty new folder) is no part of that repository's work:
+// OpenTree refuses it with unsupported.checkpoint_no_repo (why
+// not_tracked, naming the repository, hints `git init` and -C), so no
+// command there captures the whole enclosing tree (RFC 4.1; issue 13
+// item 14). A folder that holds tracked files, however deep, is the
+// subdirectory convenience (BR-52): the whole tree. Nothing is logged or
+// written by a refusal; at the top no git runs for the check.
+func TestFolderOutsideTheRepositorysWork(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t) // the dotfiles repository at $HOME
+	r.Write(".bashrc", "alias ll='ls -l'\n")
+	r.Write(".gitignore", "build/\n")
+	r.Write("src/deep/er/tracked.go", "package er\n")
+	r.Commit("dotfiles")
+	r.Write("code/project/main.go", "package main\n")
+	r.Write("build/out.o", "object\n")
+	if err := os.MkdirAll(r.Path("src/new-empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := r.Snapshot()
+	for _, dir := range []string{"code/project", "code", "build", "src/new-empty"} {
+		_, err := checkpoint.OpenTree(context.Background(), r.Path(dir))
+		e := rfcerr.As(err)
+		if e == nil || e.Code != "unsupported.checkpoint_no_repo" || e.Data["why"] != "not_tracked" || e.Data["repository"] != r.Dir {
+			t.Errorf("%s: %v, want unsupported.checkpoint_no_repo (not_tracked)", dir, err)
+			continue
+		}
+		if hints := strings.Join(e.Hints, "\n"); !strings.Contains(hints, "git init") || !strings.Contains(hints, "-C "+r.Dir) {
+			t.Errorf("%s: hints %q", dir, e.Hints)
+		}
+	}
+	if added := r.AssertUnchanged(before); len(added) > 0 {
+		t.Errorf("the refusals made refs %v", added)
+	}
+	if _, err := os.Stat(filepath.Join(r.GitDir, "venom", "log.jsonl")); err == nil {
+		t.Errorf("a refusal wrote the log")
+	}
+	for _, dir := range []string{".", "src", "src/deep"} {
+		tr, err := checkpoint.OpenTree(context.Background(), r.Path(dir))
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		if tr.Path() != r.Dir {
+			t.Errorf("%s: tree %s, want %s", dir, tr.Path(), r.Dir)
+		}
+	}
+	// The project, once it is a repository of its own, is its own tree.
+	p := &gittest.Repo{T: t, Dir: r.Path("code/project")}
+	p.Git("init", "-q")
+	tr, err := checkpoint.OpenTree(context.Background(), r.Path("code/project"))
+	if err != nil || tr.Path() != r.Path("code/project") {
+		t.Errorf("after git init: %v", err)
+	}
+}
+
 // TestOpenTreeErrors: outside a repository and in a bare one the error is
 // unsupported.checkpoint_no_repo, saying which.
 func TestOpenTreeErrors(t *testing.T) {

@@ -35,7 +35,14 @@ func (t *Tree) Main() bool { return t.Repo.GitDir == t.Repo.CommonDir }
 // OpenTree finds the tree containing dir (the whole worktree, even from a
 // subdirectory), opens its log and reads its config. Outside a repository
 // it is unsupported.checkpoint_no_repo (exit 10), as for a bare repository,
-// which has no tree to capture.
+// which has no tree to capture, and as for a folder of a repository that
+// holds none of the files its index tracks (data.why "not_tracked"): an
+// untracked or ignored folder, such as a project not yet `git init`ed
+// inside a dotfiles repository at $HOME, is no part of that repository's
+// work, and a checkpoint from there would take the whole enclosing tree
+// (RFC 4.1: venom checks that the tree is a git root of its own). At the
+// top of a tree that check costs nothing; in a subdirectory, one `git
+// ls-files` of it (Repo.TracksBelowPrefix), beside the config read.
 func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	if dir == "" {
 		var err error
@@ -67,6 +74,13 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	case err != nil:
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "finding the repository")
 	}
+	if tracked, err := r.TracksBelowPrefix(ctx); err != nil {
+		<-cfgc
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "ls-files"}, "finding the repository")
+	} else if !tracked {
+		<-cfgc
+		return nil, notTracked(dir, r)
+	}
 	lg, err := journal.Open(r.CommonDir)
 	if err != nil {
 		return nil, LogError(err, "opening the log")
@@ -90,6 +104,15 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 	}
 	r.KnowModesFromDisk(cfg.ModesFromDisk) // read already: no second git config
 	return &Tree{Repo: r, Log: lg, Config: cfg}, nil
+}
+
+// notTracked is OpenTree's refusal of dir, a folder of r's tree that holds
+// no path r's index tracks.
+func notTracked(dir string, r *plumbing.Repo) error {
+	return rfcerr.New("unsupported.checkpoint_no_repo", map[string]any{"path": dir, "why": "not_tracked", "repository": r.WorkTree},
+		"%s holds no file the repository at %s tracks (it is untracked or ignored there), so it is no part of that repository's work: a checkpoint from here would take that whole tree", dir, r.WorkTree).
+		WithHint("to checkpoint this folder, make it a repository of its own first: `git init`").
+		WithHint("to act on the enclosing repository instead, run from its top, or with `-C %s`", r.WorkTree)
 }
 
 func hashName(s string) string {

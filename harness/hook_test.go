@@ -589,6 +589,33 @@ func TestHookOutsideRepository(t *testing.T) {
 	}
 }
 
+// TestHookInAFolderOutsideTheRepositorysWork: an agent started in an
+// untracked folder of an enclosing repository (a project inside a
+// dotfiles repository at $HOME) gets no checkpoint of that repository:
+// every event, malformed ones included, exits 0 with nothing on stdout,
+// says so on stderr (naming the repository), and logs and writes nothing
+// (issue 13 item 14).
+func TestHookInAFolderOutsideTheRepositorysWork(t *testing.T) {
+	t.Parallel()
+	home := newRepo(t)
+	home.Write("code/project/main.go", "package main\n")
+	dir := home.Path("code/project")
+	refs0 := home.Refs()
+	vars := map[string]string{"CWD": dir, "TRANSCRIPT": transcript(t)}
+	for _, name := range []string{"UserPromptSubmit.json", "PostToolUse-Write.json", "Stop.json", "malformed-truncated.json"} {
+		o := event(t, dir, "claude-code", name, vars, "")
+		if !strings.Contains(o.stderr, "is no part of the repository at "+home.Dir) || !strings.Contains(o.stderr, "untracked or ignored") {
+			t.Errorf("%s: stderr %q", name, o.stderr)
+		}
+	}
+	if recs := readLog(t, home); len(recs) != 0 {
+		t.Errorf("logged %v", types(recs))
+	}
+	if refs := home.Refs(); !reflect.DeepEqual(refs, refs0) {
+		t.Errorf("refs %v, want %v", refs, refs0)
+	}
+}
+
 // venom.checkpoints.enabled=false turns automatic capture off: the hooks
 // take no checkpoint and record no edit.
 func TestHookDisabled(t *testing.T) {

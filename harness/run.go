@@ -198,8 +198,16 @@ func (r *run) open(ctx context.Context, dir string) (*checkpoint.Tree, error) {
 	return checkpoint.OpenTree(ctx, dir)
 }
 
+// errText says why a tree could not be opened at where. A folder that is
+// no part of the enclosing repository's work (OpenTree's why
+// "not_tracked": an untracked or ignored folder, such as a project inside
+// a dotfiles repository at $HOME) is said so, naming that repository: the
+// hook then records nothing there, as outside any repository.
 func errText(err error, where string) string {
 	if e := rfcerr.As(err); e != nil && e.Code == "unsupported.checkpoint_no_repo" {
+		if e.Data["why"] == "not_tracked" {
+			return fmt.Sprintf("%s is no part of the repository at %v (it holds no file that repository tracks: it is untracked or ignored there)", where, e.Data["repository"])
+		}
 		return where + " is not in a git working tree"
 	}
 	return err.Error()

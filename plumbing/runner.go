@@ -134,6 +134,10 @@ type Repo struct {
 	WorkTree  string
 	GitDir    string
 	CommonDir string
+	// Prefix is where Open was asked from, relative to WorkTree, as git
+	// sees it (`git rev-parse --show-prefix`): "" at the top of the
+	// tree (and for a Repo made another way), else a path ending in "/".
+	Prefix string
 
 	baseEnv []string
 	trace   *tracer  // nil: no trace
@@ -261,7 +265,7 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	env := CleanEnv(os.Environ())
 	disc := discoveryEnv(env, honourEnv)
 	cmd := exec.CommandContext(ctx, git, "rev-parse", "--path-format=absolute",
-		"--is-bare-repository", "--git-dir", "--git-common-dir", "--show-toplevel")
+		"--is-bare-repository", "--git-dir", "--git-common-dir", "--show-toplevel", "--show-prefix")
 	bound(cmd)
 	cmd.Dir = dir
 	cmd.Env = disc
@@ -301,6 +305,10 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	}
 	if r.WorkTree, err = canonical(lines[3]); err != nil {
 		return nil, err
+	}
+	if len(lines) > 4 {
+		// The last line; empty at the top, and then trimmed above.
+		r.Prefix = strings.Join(lines[4:], "\n")
 	}
 	// A hook exports GIT_DIR without GIT_WORK_TREE (a linked worktree's
 	// pre-commit hook gets both it and GIT_INDEX_FILE), and git then takes
@@ -517,4 +525,32 @@ func (r *Repo) ForDir(ctx context.Context, dir string) (*Repo, error) {
 func IsExit(err error, code int) bool {
 	var ge *Error
 	return errors.As(err, &ge) && ge.ExitCode == code
+}
+
+// TracksBelowPrefix reports whether the user's index tracks a path below
+// Prefix, the directory Open was asked from: that directory is then part
+// of the tree's work, and a command run there acts on the whole tree (the
+// subdirectory convenience, CASES BR-52). At the top of the tree it is
+// true, and starts no git. Below it, one `git ls-files -z` limited to
+// that directory answers (the index is read once; what it prints is
+// counted, not kept). An untracked or ignored folder holds no tracked
+// path: it is no part of this repository's work (RFC 4.1, "a git root of
+// its own").
+func (r *Repo) TracksBelowPrefix(ctx context.Context) (bool, error) {
+	if r.Prefix == "" {
+		return true, nil
+	}
+	var w countWriter
+	if _, err := r.Run(ctx, Options{Stdout: &w}, "ls-files", "-z", "--", ":(literal)"+r.Prefix); err != nil {
+		return false, err
+	}
+	return w.n > 0, nil
+}
+
+// countWriter counts what is written to it and keeps nothing.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
 }
