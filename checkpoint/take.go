@@ -251,7 +251,13 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 
 // sameAs reports whether snap has the tree and HEAD of the saved checkpoint
 // and that checkpoint is still whole (its ref holds the logged commit), the
-// dedup rule of RFC 3.2.
+// dedup rule of RFC 3.2. The tree holds each nested repository's commit
+// as a gitlink (plumbing/nested.go), so a commit inside one is a new
+// tree; the nested repositories it lists must be the same too (paths and
+// commits, which also tells apart one with no commit, which has no
+// gitlink, appearing or going), so a reused checkpoint never names
+// another repository's commit than the tree has. Whether one is dirty is
+// its own files' business, not the tree's: it does not count.
 func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snapshot) bool {
 	if len(s.Rec.Repos) != 1 {
 		return false
@@ -271,6 +277,14 @@ func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snap
 	}
 	for i := range r.Skipped {
 		if r.Skipped[i].Path != snap.Skipped[i].Path || r.Skipped[i].Reason != snap.Skipped[i].Reason {
+			return false
+		}
+	}
+	if len(r.Submodules) != len(snap.Submodules) {
+		return false
+	}
+	for i, sm := range r.Submodules {
+		if sm.Path != snap.Submodules[i].Path || deref(sm.Commit) != deref(snap.Submodules[i].Commit) {
 			return false
 		}
 	}
@@ -387,6 +401,13 @@ func commitMessage(c journal.Checkpoint) string {
 }
 
 func strp(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
 
 func nonNil(s []plumbing.Skip) []plumbing.Skip {
 	if s == nil {

@@ -292,10 +292,15 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 
 	// Step 3: the one walk. GIT_OPTIONAL_LOCKS=0 keeps status from
-	// rewriting the private index just to refresh stat data.
+	// rewriting the private index just to refresh stat data. Beside it,
+	// the index's directories are looked at for a repository status
+	// would walk into (nested.go).
+	hiddenc := make(chan []string, 1)
+	go func() { hiddenc <- r.hiddenNested(ans.Dirs) }()
 	stOut, err := r.Run(ctx, Options{Env: append(env, "GIT_OPTIONAL_LOCKS=0")},
 		"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
 		"--ignore-submodules=none")
+	hiddenDirs := <-hiddenc
 	if err != nil {
 		return nil, fmt.Errorf("walking the tree: %w", err)
 	}
@@ -309,18 +314,47 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	var sizes []sized
 	var indexInfo bytes.Buffer
 	var infoPaths []string // the paths of indexInfo's records
+	// links are the entries of nested repositories (nested.go), put in
+	// the tree as they are: a gitlink at the repository's commit, or
+	// dropTree for one with no commit under which the index tracks paths.
+	links := map[string]*Entry{}
 	nested := map[string]bool{}
+	// The repositories status walks into: each is reported, and nothing
+	// status says below it is the tree's.
+	hidden := map[string]bool{}
+	for _, d := range hiddenDirs {
+		sm, ok := r.readNested(ctx, d)
+		if !ok {
+			continue // not a repository git reads: its files are the tree's
+		}
+		hidden[d], nested[d] = true, true
+		snap.Submodules = append(snap.Submodules, sm)
+		if sm.Commit != nil {
+			links[d] = gitlinkEntry(*sm.Commit)
+		} else {
+			links[d] = dropTree
+		}
+	}
 	for _, s := range status {
+		if len(hidden) > 0 && nestedRootOf(strings.TrimSuffix(s.Path, "/"), hidden) != "" {
+			continue
+		}
 		switch s.Kind {
 		case '!':
 			continue
 		case '?':
 			if strings.HasSuffix(s.Path, "/") {
-				// An untracked nested repository (a .git dir or file): never
-				// added, reported with its own HEAD (BR-21, BR-28).
+				// An untracked nested repository (a .git dir or file):
+				// a gitlink at its HEAD, nothing inside; reported with
+				// it, and with no entry when it has no commit (BR-21,
+				// BR-28; nested.go).
 				p := strings.TrimSuffix(s.Path, "/")
 				nested[p] = true
-				snap.Submodules = append(snap.Submodules, r.describeNested(ctx, p))
+				sm := r.describeNested(ctx, p)
+				if sm.Commit != nil {
+					links[p] = gitlinkEntry(*sm.Commit)
+				}
+				snap.Submodules = append(snap.Submodules, sm)
 				continue
 			}
 		case '1', 'u':
@@ -331,8 +365,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				// A submodule: record the commit it is at, nothing inside.
 				sm := r.describeNested(ctx, s.Path)
 				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
-					fmt.Fprintf(&indexInfo, "160000 %s 0\t%s\x00", *sm.Commit, s.Path)
-					infoPaths = append(infoPaths, s.Path)
+					links[s.Path] = gitlinkEntry(*sm.Commit)
 				}
 				snap.Submodules = append(snap.Submodules, sm)
 				continue
@@ -382,7 +415,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	// Tracked submodules whose commit did not change are still reported.
 	for p, oid := range gitlinks {
-		if nested[p] {
+		if nested[p] || (len(hidden) > 0 && nestedRootOf(p, hidden) != "") {
 			continue
 		}
 		found := false
@@ -411,7 +444,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	// from the full index's entries: the paths are staged the full way,
 	// which needs no base.
 	wroteInfo := indexInfo.Len() > 0
-	unwritten := len(update) == 0 && len(removed) == 0 && !wroteInfo
+	unwritten := len(update) == 0 && len(removed) == 0 && !wroteInfo && len(links) == 0
 	needBase := unwritten
 	if !unwritten {
 		fromDisk, err := r.modesFromDisk(ctx)
@@ -447,12 +480,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// paths that changed (treeEditor, issue 3). A failure to read the
 		// work tree fails the capture as it would the full way; one of
 		// the editor itself (an object gone from base) takes the full way.
-		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths)
+		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links)
 		for try := 1; err != nil && IsObjectRace(err) && try < objectWriteTries && sleepCtx(ctx, retryWait(try)); try++ {
 			// mktree met a concurrent gc (objectrace.go); its session
 			// cannot be run again by Run, so the edit is.
 			r.trace.printf("editing the tree met a concurrent gc: edit %d of %d", try+1, objectWriteTries)
-			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths)
+			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links)
 		}
 		var se *stageError
 		switch {
@@ -468,7 +501,23 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	// The full way: the paths staged in the copy of the whole index.
 	// Paths on stdin are literal (never pathspecs, so ':todo.md' is a
 	// name: BR-38); --replace lets a file become a directory and back
-	// (BR-32).
+	// (BR-32). A repository status walked into loses every entry the
+	// copy has below it first, and the gitlinks go in last, with the
+	// kept entries.
+	for p, e := range links {
+		if hidden[p] {
+			below, err := r.Run(ctx, Options{Env: env}, "ls-files", "-z", "--", ":(literal)"+p+"/")
+			if err != nil {
+				return nil, fmt.Errorf("listing the index below %s: %w", p, err)
+			}
+			list, _ := splitNul(below)
+			removed = append(removed, list...)
+		}
+		if e != dropTree {
+			fmt.Fprintf(&indexInfo, "160000 %s 0\t%s\x00", e.OID, p)
+		}
+	}
+	wroteInfo = indexInfo.Len() > 0
 	if len(removed) > 0 {
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(removed))},
 			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
@@ -497,22 +546,30 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 
 // editCapture writes a capture's tree as base with the paths that status
 // listed changed: update read again from the work tree, removed taken
-// out, info's --index-info records (about infoPaths) applied last, all as
-// they would be in a copy of the whole index (Repo.stage, treeEditor).
-func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string) (OID, error) {
+// out, info's --index-info records (about infoPaths) applied, all as
+// they would be in a copy of the whole index (Repo.stage, treeEditor),
+// and the nested repositories' entries, links, set last (a gitlink
+// replaces whatever base has at its path; dropTree removes it). With no
+// path to read, no index is made.
+func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry) (OID, error) {
 	ed, err := r.editTree(ctx, base)
 	if err != nil {
 		return "", err
 	}
 	defer ed.close()
-	changes, err := r.stage(ctx, ed, update, removed, info, infoPaths)
-	if err != nil {
-		return "", err
+	changes := map[string]*Entry{}
+	if len(update) > 0 || len(info) > 0 {
+		if changes, err = r.stage(ctx, ed, update, removed, info, infoPaths); err != nil {
+			return "", err
+		}
 	}
 	for _, p := range removed {
 		if _, again := changes[p]; !again {
 			changes[p] = nil
 		}
+	}
+	for p, e := range links {
+		changes[p] = e
 	}
 	failpoint.Hit("capture.index-updated")
 	tree, err := ed.apply(changes)
@@ -551,17 +608,7 @@ func (r *Repo) skipWorktree(paths []string) (skips []Skip, present bool) {
 // dirty. rel may hold any byte but NUL: the repository is named to git by
 // its path (nestedAt), never by a path git prints back.
 func (r *Repo) describeNested(ctx context.Context, rel string) Submodule {
-	sm := Submodule{Path: rel, Dirty: true}
-	n := r.nestedAt(ctx, filepath.Join(r.WorkTree, rel))
-	if n == nil {
-		return sm
-	}
-	if head, _, err := n.HeadState(ctx); err == nil && head != "" {
-		c := string(head)
-		sm.Commit = &c
-		out, err := n.Run(ctx, Options{Env: []string{"GIT_OPTIONAL_LOCKS=0"}}, "status", "--porcelain", "-z", "--untracked-files=normal")
-		sm.Dirty = err != nil || len(out) > 0
-	}
+	sm, _ := r.readNested(ctx, rel)
 	return sm
 }
 

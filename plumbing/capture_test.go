@@ -439,9 +439,11 @@ func TestBR56SkipWorktree(t *testing.T) {
 }
 
 // TestBR21NestedRepos: nested repositories (a .git directory, a .git file,
-// one with no commit) are left out of the tree and reported; the rest of
-// the tree is captured, never a stale tree; nested repositories in ignored
-// directories are neither reported nor entered (BR-28).
+// one with no commit) are reported, and recorded in the tree as gitlinks at
+// their HEAD, nothing inside (RFC 4, 4.2); one with no commit has no entry
+// (a gitlink needs one); the rest of the tree is captured, never a stale
+// tree; nested repositories in ignored directories are neither reported
+// nor entered (BR-28).
 func TestBR21NestedRepos(t *testing.T) {
 	t.Parallel()
 	r := gittest.New(t)
@@ -472,7 +474,8 @@ func TestBR21NestedRepos(t *testing.T) {
 	ignored.Write("i.js", "dirty\n")
 
 	snap := capture(t, r, plumbing.CaptureOptions{})
-	assertTree(t, r, snap.Tree, map[string]want{".gitignore": file("node_modules/\n"), "file.txt": file("v2\n")})
+	assertTree(t, r, snap.Tree, map[string]want{".gitignore": file("node_modules/\n"), "file.txt": file("v2\n"),
+		"clean-clone": gitlink(cleanHead), "deep/dirty-clone": gitlink(dirtyHead), "gitfile-repo": gitlink(gfHead)})
 	str := func(s string) *string { return &s }
 	wantSubs := []plumbing.Submodule{
 		{Path: "clean-clone", Commit: str(cleanHead), Dirty: false},

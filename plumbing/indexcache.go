@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 
 // indexCacheVersion is the format of index-cache.json; a file of any other
 // version is a miss.
-const indexCacheVersion = 2
+const indexCacheVersion = 3
 
 // indexSettle is how old, in both mtime and ctime, the index must be
 // when a capture reads it for the capture to store answers about it.
@@ -93,21 +94,77 @@ func (k indexKey) settled(read time.Time) bool {
 // index holds a .gitattributes entry (any stage, any flag): git reads
 // attributes from the index's .gitattributes where the work tree has none
 // (gitattributes(5)), so without one an empty index gives the same
-// attributes (Snapshot.IndexAttributes).
+// attributes (Snapshot.IndexAttributes). Dirs lists, sorted, every
+// directory with an entry below it (every parent of every entry's path,
+// the top "" left out): git's status walk never asks whether one of them
+// holds a .git, so Capture does (hiddenNested, issue 13 item 12).
 type indexAnswer struct {
 	SkipWorktree    []string
 	AssumeUnchanged []string
 	Gitlinks        map[string]OID
 	Attributes      bool
+	Dirs            []string
 }
 
 // answerOf keeps from ls-files' entries what a capture needs.
 func answerOf(entries []IndexEntry) indexAnswer {
-	a := indexAnswer{Gitlinks: map[string]OID{}}
+	b := newAnswerBuilder()
 	for _, e := range entries {
-		a.add(e)
+		b.a.add(e)
+		b.dirsOf(e.Path)
 	}
-	return a
+	return b.done()
+}
+
+// answerBuilder makes an indexAnswer entry by entry: dirs collects the
+// parents of the paths seen, last is the parent of the path seen last
+// (entries come in path order, so most share it with the one before).
+type answerBuilder struct {
+	a    indexAnswer
+	dirs map[string]bool
+	last string
+}
+
+func newAnswerBuilder() *answerBuilder {
+	return &answerBuilder{a: indexAnswer{Gitlinks: map[string]OID{}}, dirs: map[string]bool{}, last: "\x00"}
+}
+
+// dirsOf records the parent directories of path.
+func (b *answerBuilder) dirsOf(path string) {
+	d := parentDir(path)
+	if d == b.last {
+		return
+	}
+	b.last = d
+	for d != "" && !b.dirs[d] {
+		b.dirs[d] = true
+		d = parentDir(d)
+	}
+}
+
+// dirsOfRecord is dirsOf for the path of an ls-files -s -z record (after
+// its first tab, before its NUL), without making a string of the path
+// when its parent is the last one's.
+func (b *answerBuilder) dirsOfRecord(rec []byte) {
+	t := bytes.IndexByte(rec, '\t')
+	p := rec[t+1 : len(rec)-1]
+	d := p[:max(bytes.LastIndexByte(p, '/'), 0)]
+	if string(d) == b.last { // no allocation: the compiler compares in place
+		return
+	}
+	b.dirsOf(string(p))
+}
+
+// done returns the answer, its Dirs sorted.
+func (b *answerBuilder) done() indexAnswer {
+	if len(b.dirs) > 0 {
+		b.a.Dirs = make([]string, 0, len(b.dirs))
+		for d := range b.dirs {
+			b.a.Dirs = append(b.a.Dirs, d)
+		}
+		sort.Strings(b.a.Dirs)
+	}
+	return b.a
 }
 
 // add keeps what a capture needs from one entry.
@@ -145,7 +202,7 @@ func attrRecord(rec []byte) bool {
 // only (tag, space, tab); every other record goes through ParseLsFiles.
 // It accepts whatever ParseLsFiles accepts, with the same answer.
 func parseIndexAnswer(out []byte) (indexAnswer, error) {
-	a := indexAnswer{Gitlinks: map[string]OID{}}
+	b := newAnswerBuilder()
 	for len(out) > 0 {
 		n := bytes.IndexByte(out, 0)
 		if n < 0 {
@@ -155,6 +212,7 @@ func parseIndexAnswer(out []byte) (indexAnswer, error) {
 		out = out[n+1:]
 		if len(rec) > 4 && rec[0] == 'H' && rec[1] == ' ' && !bytes.HasPrefix(rec[2:], []byte("160000 ")) &&
 			bytes.IndexByte(rec[2:], '\t') >= 0 && !attrRecord(rec) {
+			b.dirsOfRecord(rec)
 			continue
 		}
 		e, err := ParseLsFiles(rec)
@@ -162,10 +220,11 @@ func parseIndexAnswer(out []byte) (indexAnswer, error) {
 			return indexAnswer{}, err
 		}
 		for _, x := range e {
-			a.add(x)
+			b.a.add(x)
+			b.dirsOf(x.Path)
 		}
 	}
-	return a, nil
+	return b.done(), nil
 }
 
 // listIndex asks git for the indexAnswer of the private index in env.
@@ -202,7 +261,7 @@ type indexCache struct {
 // indexCacheFile is index-cache.json. The path lists are NUL-terminated
 // lists, as git's -z output (a path is any bytes but NUL, and a JSON
 // string holds only UTF-8), stored as base64; Gitlinks holds one
-// "<commit> <path>" record per gitlink.
+// "<commit> <path>" record per gitlink; Dirs the tracked directories.
 type indexCacheFile struct {
 	Version         int      `json:"version"`
 	Key             indexKey `json:"key"`
@@ -211,6 +270,7 @@ type indexCacheFile struct {
 	Gitlinks        []byte   `json:"gitlinks,omitempty"`
 	Attributes      bool     `json:"attributes,omitempty"`
 	Tree            OID      `json:"tree,omitempty"`
+	Dirs            []byte   `json:"dirs,omitempty"`
 }
 
 // indexCachePath is the worktree's index cache file (indexcache.go).
@@ -258,6 +318,9 @@ func readIndexCache(path string, key indexKey) (c *indexCache, why string) {
 	if c.Answer.AssumeUnchanged, ok = splitNul(f.AssumeUnchanged); !ok {
 		return nil, "corrupt assume_unchanged"
 	}
+	if c.Answer.Dirs, ok = splitNul(f.Dirs); !ok {
+		return nil, "corrupt dirs"
+	}
 	links, ok := splitNul(f.Gitlinks)
 	if !ok {
 		return nil, "corrupt gitlinks"
@@ -291,6 +354,7 @@ func (r *Repo) storeIndexCache(c *indexCache) error {
 		AssumeUnchanged: NulList(c.Answer.AssumeUnchanged),
 		Attributes:      c.Answer.Attributes,
 		Tree:            c.Tree,
+		Dirs:            NulList(c.Answer.Dirs),
 	}
 	var links bytes.Buffer
 	for p, oid := range c.Answer.Gitlinks {

@@ -25,6 +25,7 @@ func TestIndexCacheRoundTrip(t *testing.T) {
 				"vendor/lib one": "0123456789abcdef0123456789abcdef01234567",
 				"ext/\xfe":       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 			},
+			Dirs: []string{"ext", "other", "vendor", "vendor/\xff dir\nwith newline"},
 		},
 		Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 	}
@@ -74,6 +75,7 @@ func TestIndexCacheCorrupt(t *testing.T) {
 		"gitlink without oid":              v + k + `,"gitlinks":"c3ViAA=="}`,     // "sub\0"
 		"gitlink bad oid":                  v + k + `,"gitlinks":"eHl6IHN1YgA="}`, // "xyz sub\0"
 		"bad tree":                         v + k + `,"tree":"HEAD"}`,
+		"unterminated dirs":                v + k + `,"dirs":"YQ=="}`, // "a"
 		"bad base64":                       v + k + `,"skip_worktree":"%%%"}`,
 		"wrong type":                       v + k + `,"skip_worktree":["a","b"]}`,
 		"upper-case tree":                  v + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}`,
@@ -226,5 +228,26 @@ func TestIndexAnswerAttributes(t *testing.T) {
 		if got.Attributes != c.want {
 			t.Errorf("%q: Attributes %v, want %v", c.out, got.Attributes, c.want)
 		}
+	}
+}
+
+// TestIndexAnswerDirs: the answer lists, sorted and once each, every
+// directory with an entry below it (a gitlink's parents, not the gitlink),
+// the top left out, whatever the records' tags, names with tabs and
+// newlines included.
+func TestIndexAnswerDirs(t *testing.T) {
+	t.Parallel()
+	oid := "0123456789abcdef0123456789abcdef01234567"
+	rec := func(tag, mode, path string) string { return tag + " " + mode + " " + oid + " 0\t" + path + "\x00" }
+	out := rec("H", "100644", "a/b/c") + rec("H", "100644", "a/b/d") + rec("H", "100644", "a/e") +
+		rec("H", "100644", "a/f\tg/h") + rec("S", "100644", "sparse/x") + rec("H", "100644", "top") +
+		rec("H", "160000", "x/y/sub") + rec("h", "100755", "z\nnl/w")
+	got, err := parseIndexAnswer([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "a/b", "a/f\tg", "sparse", "x", "x/y", "z\nnl"}
+	if !reflect.DeepEqual(got.Dirs, want) {
+		t.Errorf("dirs %q, want %q", got.Dirs, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/venom-org/git-venom/internal/gittest"
@@ -12,10 +13,11 @@ import (
 )
 
 // TestNestedRepositoryNamesWithAnyByte: a nested repository is reported in
-// RFC 4.2 submodules[] with its HEAD and whether it is clean whatever bytes
-// but NUL its path holds, a newline included, as a directory or behind a
-// gitfile (D7 in internal/model/regress_test.go); each nested repository
-// costs two git children (HEAD, then status), none to find it.
+// RFC 4.2 submodules[] with its HEAD and whether it is clean, and is a
+// gitlink at that HEAD in the tree, whatever bytes but NUL its path holds,
+// a newline included, as a directory or behind a gitfile (D7 in
+// internal/model/regress_test.go); each nested repository costs two git
+// children (HEAD, then status), none to find it.
 func TestNestedRepositoryNamesWithAnyByte(t *testing.T) {
 	t.Parallel()
 	r := gittest.New(t)
@@ -50,7 +52,13 @@ func TestNestedRepositoryNamesWithAnyByte(t *testing.T) {
 	if !reflect.DeepEqual(snap.Submodules, subs) {
 		t.Errorf("submodules:\n got %q\nwant %q", subString(snap.Submodules), subString(subs))
 	}
-	assertTree(t, r, snap.Tree, map[string]want{"file.txt": file("v1\n")})
+	wantTree := map[string]want{"file.txt": file("v1\n")}
+	for _, sm := range subs {
+		if sm.Commit != nil {
+			wantTree[sm.Path] = gitlink(*sm.Commit)
+		}
+	}
+	assertTree(t, r, snap.Tree, wantTree)
 	born := len(subs) - 1
 	if got := runs(trace, "--untracked-files=normal"); got != born {
 		t.Errorf("%d nested status children, want %d\n%s", got, born, trace)
@@ -101,5 +109,77 @@ func TestNestedRepositoryOfAnotherOwner(t *testing.T) {
 	}
 	if got := runs(trace, "--untracked-files=normal"); got != 0 {
 		t.Errorf("git status ran in the other user's repository\n%s", trace)
+	}
+}
+
+// TestRepositoryWhereTrackedFilesWereIsNested: a repository cloned or
+// `git init`ed at a directory under which the user's index still tracks
+// files is a nested repository like any other, though git's status walks
+// into it: its files, tracked and untracked, are not the tree's (every
+// entry the index has below it leaves the tree), it is a gitlink at its
+// HEAD (no entry when it has no commit), and submodules[] lists it; a
+// clone whose files are the index's, which status finds clean, too. A
+// directory holding a .git git cannot read stays the tree's. Both ways of
+// writing the tree (tree edit, and the full index with core.fileMode
+// off), and a second capture that takes the index's answer from the
+// cache, agree (issue 13 item 12).
+func TestRepositoryWhereTrackedFilesWereIsNested(t *testing.T) {
+	t.Parallel()
+	for _, way := range []string{"tree edit", "full index"} {
+		t.Run(way, func(t *testing.T) {
+			t.Parallel()
+			r := gittest.New(t)
+			r.Write("top.txt", "top\n")
+			for _, d := range []string{"vendor/lib", "vendor/same", "scratch", "fake"} {
+				r.Write(d+"/a.c", "a\n")
+				r.Write(d+"/sub/b.c", "b\n")
+			}
+			r.Commit("init")
+			if way == "full index" {
+				r.Git("config", "core.fileMode", "false")
+			}
+			// A clone at vendor/lib, with other files than the index's.
+			if err := os.RemoveAll(r.Path("vendor/lib")); err != nil {
+				t.Fatal(err)
+			}
+			lib := nested(t, r.Path("vendor/lib"))
+			lib.Write("a.c", "the clone's own\n")
+			lib.Git("add", "a.c")
+			lib.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "c")
+			libHead := lib.Line("rev-parse", "HEAD")
+			lib.Write("untracked.c", "u\n")
+			// `git init` where the files are, and a commit of them as
+			// they are: status sees nothing changed.
+			same := nested(t, r.Path("vendor/same"))
+			same.Git("add", "-A")
+			same.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "c")
+			sameHead := same.Line("rev-parse", "HEAD")
+			// `git init` with no commit, and a new file in it.
+			nested(t, r.Path("scratch")).Write("new.c", "n\n")
+			// A directory named .git that is no git directory.
+			if err := os.MkdirAll(r.Path("fake/.git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r.Write("fake/a.c", "edited\n")
+			str := func(s string) *string { return &s }
+			wantSubs := []plumbing.Submodule{
+				{Path: "scratch", Dirty: true},
+				{Path: "vendor/lib", Commit: str(libHead), Dirty: true},
+				{Path: "vendor/same", Commit: str(sameHead)},
+			}
+			wantTree := map[string]want{"top.txt": file("top\n"), "fake/a.c": file("edited\n"), "fake/sub/b.c": file("b\n"),
+				"vendor/lib": gitlink(libHead), "vendor/same": gitlink(sameHead)}
+			settle(t, r) // the first capture stores the index's answer, the second takes it
+			for i := 0; i < 2; i++ {
+				snap, trace := tracedCapture(t, r, plumbing.CaptureOptions{})
+				if !reflect.DeepEqual(snap.Submodules, wantSubs) {
+					t.Errorf("capture %d: submodules\n got %q\nwant %q", i+1, subString(snap.Submodules), subString(wantSubs))
+				}
+				assertTree(t, r, snap.Tree, wantTree)
+				if i == 1 && !strings.Contains(trace, "index cache: hit") {
+					t.Errorf("the second capture did not take the index's answer from the cache:\n%s", trace)
+				}
+			}
+		})
 	}
 }

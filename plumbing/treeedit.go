@@ -33,6 +33,12 @@ type Entry struct {
 	OID  OID
 }
 
+// dropTree, as the entry of a change, removes whatever base has at its
+// path, a whole directory included: what the index tracked below a
+// nested repository with no commit (Capture, nested.go). Nothing below
+// the path may be changed too.
+var dropTree = &Entry{Mode: "dropTree"}
+
 // treeEditor edits one base tree (Repo.editTree): it reads trees with one `git
 // cat-file --batch` and writes them with one `git mktree --batch`, each
 // started when first needed, and keeps what it read and wrote in the
@@ -199,7 +205,7 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 // apply returns the tree that is the base with changes applied: each path
 // of changes gets its entry, or loses it when the entry is nil, as
 // `git update-index --force-remove` would have it: a directory at that
-// path stays. Directories are made as entries need them and leave the
+// path stays (dropTree removes it). Directories are made as entries need them and leave the
 // tree when nothing is left in them, as an index's tree would have it; an
 // entry at a path that is a directory in base replaces the directory, as
 // `update-index --replace` does, and anything changes holds below it must
@@ -306,6 +312,13 @@ func (ed *treeEditor) open(j *dirJob) ([]*dirJob, error) {
 		path := name
 		if j.path != "" {
 			path = j.path + "/" + name
+		}
+		if k.set && k.entry == dropTree {
+			if len(k.kids) > 0 {
+				return nil, fmt.Errorf("editing a tree: %q is removed with all below it, and changed below", path)
+			}
+			delete(j.items, name)
+			continue
 		}
 		if k.set && k.entry != nil {
 			if err := onlyRemovals(k, path); err != nil {

@@ -537,20 +537,9 @@ func (s *seq) walk() *disk {
 	if err != nil {
 		s.fatalf("walking the tree: %v", err)
 	}
-	if len(d.Nested) > 0 {
-		// A directory holding a .git is not a nested repository to git
-		// when the user's index tracks paths below it (a `git add -A` made
-		// while such paths were tracked adds the inner files as the outer
-		// repository's): git descends into it, and so do the capture and
-		// the rollback.
-		for _, p := range strings.Split(s.git("ls-files", "-z"), "\x00") {
-			for n := range d.Nested {
-				if strings.HasPrefix(p, n+"/") {
-					delete(d.Nested, n)
-				}
-			}
-		}
-	}
+	// A directory holding a .git is a nested repository to the capture
+	// and the rollback even when the user's index tracks paths below it
+	// and git's status descends into it (issue 13 item 12).
 	return d
 }
 

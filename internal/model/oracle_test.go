@@ -266,9 +266,20 @@ type expectation struct {
 func expect(d *disk, ix index, rs rules, maxFile int64, nestedHead map[string]string) *expectation {
 	e := &expectation{Tree: treeMap{}, TooBig: map[string]bool{}, Submodules: map[string]string{}, Ignored: map[string]bool{}}
 	tracked := func(p string) bool { _, ok := ix[p]; return ok }
+	trackedBelow := func(n string) bool {
+		for p := range ix {
+			if strings.HasPrefix(p, n+"/") {
+				return true
+			}
+		}
+		return false
+	}
 	for p, f := range d.Files {
-		if n := d.nestedRoot(p); (n != "" || inGitDir(p)) && !tracked(p) {
-			continue // inside a nested repository: nothing of it is captured
+		if d.nestedRoot(p) != "" || inGitDir(p) {
+			// Inside a nested repository: nothing of it is captured, not
+			// even a file the user's index tracks there (issue 13 item 12:
+			// a repository made where tracked files were is nested too).
+			continue
 		}
 		if !tracked(p) && rs.matches(p) {
 			e.Ignored[p] = true
@@ -308,10 +319,18 @@ func expect(d *disk, ix index, rs rules, maxFile int64, nestedHead map[string]st
 				e.Tree[n] = entry{"160000", h}
 				e.Submodules[n] = h
 			}
-		case rs.matches(n + "/x"):
-			// An ignored directory: status does not list it.
-		default:
+		case trackedBelow(n) || !rs.matches(n+"/x"):
+			// A nested repository status lists (untracked), or one it walks
+			// into because the index tracks paths below it (issue 13 item
+			// 12): a gitlink at its HEAD, none when it has no commit (RFC
+			// 4.2; item 13), and reported either way.
+			if h := nestedHead[n]; h != "" {
+				e.Tree[n] = entry{"160000", h}
+			}
 			e.Submodules[n] = nestedHead[n]
+		default:
+			// In an ignored directory, nothing tracked below it: status
+			// does not list it.
 		}
 	}
 	return e
