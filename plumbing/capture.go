@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -293,10 +294,16 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 
 	// Step 3: the one walk. GIT_OPTIONAL_LOCKS=0 keeps status from
 	// rewriting the private index just to refresh stat data. Beside it,
-	// the index's directories are looked at for a repository status
-	// would walk into (nested.go).
+	// directories the index tracks are looked at for a repository status
+	// would walk into: all of them when the index's answer was asked of
+	// git now, else those the cache remembers holding one (nested.go).
+	full := cached == nil
+	first := ans.Dirs
+	if !full {
+		first = cached.Hidden
+	}
 	hiddenc := make(chan []string, 1)
-	go func() { hiddenc <- r.hiddenNested(ans.Dirs) }()
+	go func() { hiddenc <- r.hiddenNested(first) }()
 	stOut, err := r.Run(ctx, Options{Env: append(env, "GIT_OPTIONAL_LOCKS=0")},
 		"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
 		"--ignore-submodules=none")
@@ -308,6 +315,26 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	status, err := ParseStatusV2(stOut)
 	if err != nil {
 		return nil, err
+	}
+	if !full {
+		// And the tracked directories above each path status lists: a
+		// repository whose files differ from the index's in any way.
+		listed := make([]string, len(status))
+		for i, s := range status {
+			listed[i] = s.Path
+		}
+		hiddenDirs = outermost(append(hiddenDirs, r.hiddenNested(trackedAncestors(listed, ans.Dirs))...))
+	}
+	if keyed {
+		// Remembered for the captures of this index to come.
+		switch {
+		case store != nil:
+			store.Hidden = hiddenDirs
+		case !slices.Equal(cached.Hidden, hiddenDirs):
+			c := *cached
+			c.Hidden = hiddenDirs
+			store = &c
+		}
 	}
 	snap.Changed = len(status)
 	var update, removed []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -256,6 +257,10 @@ type indexCache struct {
 	Key    indexKey
 	Answer indexAnswer
 	Tree   OID
+	// Hidden are the directories of Answer.Dirs a capture of this index
+	// found holding a .git (nested.go), sorted: the captures after look
+	// at them again without looking at every directory.
+	Hidden []string
 }
 
 // indexCacheFile is index-cache.json. The path lists are NUL-terminated
@@ -271,6 +276,7 @@ type indexCacheFile struct {
 	Attributes      bool     `json:"attributes,omitempty"`
 	Tree            OID      `json:"tree,omitempty"`
 	Dirs            []byte   `json:"dirs,omitempty"`
+	Hidden          []byte   `json:"hidden,omitempty"`
 }
 
 // indexCachePath is the worktree's index cache file (indexcache.go).
@@ -289,6 +295,28 @@ func (r *Repo) loadIndexCache(key indexKey) *indexCache {
 		r.trace.printf("index cache: miss (%s)", why)
 	}
 	return c
+}
+
+// cachedTracksBelow reports whether the index tracks a path below dir (a
+// directory relative to the top, with no trailing slash), or a gitlink at
+// it, as the cache entry for the index file as it is now says; known is
+// false when there is no such entry (TracksBelowPrefix then asks git).
+func (r *Repo) cachedTracksBelow(dir string) (tracked, known bool) {
+	fi, err := os.Stat(r.RealIndex())
+	if err != nil {
+		return false, false
+	}
+	key, ok := indexKeyOf(fi)
+	if !ok {
+		return false, false
+	}
+	c, _ := readIndexCache(r.indexCachePath(), key)
+	if c == nil {
+		return false, false
+	}
+	_, isDir := slices.BinarySearch(c.Answer.Dirs, dir)
+	_, isLink := c.Answer.Gitlinks[dir]
+	return isDir || isLink, true
 }
 
 // readIndexCache is loadIndexCache; why says what made a miss.
@@ -320,6 +348,9 @@ func readIndexCache(path string, key indexKey) (c *indexCache, why string) {
 	}
 	if c.Answer.Dirs, ok = splitNul(f.Dirs); !ok {
 		return nil, "corrupt dirs"
+	}
+	if c.Hidden, ok = splitNul(f.Hidden); !ok {
+		return nil, "corrupt hidden"
 	}
 	links, ok := splitNul(f.Gitlinks)
 	if !ok {
@@ -355,6 +386,7 @@ func (r *Repo) storeIndexCache(c *indexCache) error {
 		Attributes:      c.Answer.Attributes,
 		Tree:            c.Tree,
 		Dirs:            NulList(c.Answer.Dirs),
+		Hidden:          NulList(c.Hidden),
 	}
 	var links bytes.Buffer
 	for p, oid := range c.Answer.Gitlinks {

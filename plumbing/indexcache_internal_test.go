@@ -27,7 +27,8 @@ func TestIndexCacheRoundTrip(t *testing.T) {
 			},
 			Dirs: []string{"ext", "other", "vendor", "vendor/\xff dir\nwith newline"},
 		},
-		Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		Tree:   "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		Hidden: []string{"vendor/\xff dir\nwith newline"},
 	}
 	c.Answer.Attributes = true
 	if err := r.storeIndexCache(c); err != nil {
@@ -75,7 +76,8 @@ func TestIndexCacheCorrupt(t *testing.T) {
 		"gitlink without oid":              v + k + `,"gitlinks":"c3ViAA=="}`,     // "sub\0"
 		"gitlink bad oid":                  v + k + `,"gitlinks":"eHl6IHN1YgA="}`, // "xyz sub\0"
 		"bad tree":                         v + k + `,"tree":"HEAD"}`,
-		"unterminated dirs":                v + k + `,"dirs":"YQ=="}`, // "a"
+		"unterminated dirs":                v + k + `,"dirs":"YQ=="}`,   // "a"
+		"unterminated hidden":              v + k + `,"hidden":"YQ=="}`, // "a"
 		"bad base64":                       v + k + `,"skip_worktree":"%%%"}`,
 		"wrong type":                       v + k + `,"skip_worktree":["a","b"]}`,
 		"upper-case tree":                  v + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}`,

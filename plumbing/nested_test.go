@@ -183,3 +183,41 @@ func TestRepositoryWhereTrackedFilesWereIsNested(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenRepositoryFoundWithTheIndexUnchanged: with the index's answer
+// taken from the cache (the index has not changed since the last
+// capture), a repository made where tracked files are is found by the
+// first capture whose status lists something below it (here an untracked
+// file of the new repository), and is remembered by the captures of that
+// index after it, also once nothing below it differs any more (issue 13
+// item 12; nested.go says which directories a capture looks at).
+func TestHiddenRepositoryFoundWithTheIndexUnchanged(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("top.txt", "top\n")
+	r.Write("vendor/lib/a.c", "a\n")
+	r.Commit("init")
+	settle(t, r)
+	snap, trace := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if len(snap.Submodules) != 0 || !strings.Contains(trace, "index cache: miss") {
+		t.Fatalf("first capture: submodules %q\n%s", subString(snap.Submodules), trace)
+	}
+	lib := nested(t, r.Path("vendor/lib"))
+	lib.Git("add", "a.c")
+	lib.Git("-c", "user.name=N", "-c", "user.email=n@x", "commit", "-q", "-m", "c")
+	head := lib.Line("rev-parse", "HEAD")
+	lib.Write("new.c", "n\n")
+	str := func(s string) *string { return &s }
+	for i, step := range []func(){func() {}, func() { os.Remove(r.Path("vendor/lib/new.c")) }} {
+		step()
+		snap, trace := tracedCapture(t, r, plumbing.CaptureOptions{})
+		if !strings.Contains(trace, "index cache: hit") {
+			t.Fatalf("capture %d did not take the index's answer from the cache:\n%s", i+2, trace)
+		}
+		subs := []plumbing.Submodule{{Path: "vendor/lib", Commit: str(head), Dirty: i == 0}}
+		if !reflect.DeepEqual(snap.Submodules, subs) {
+			t.Errorf("capture %d: submodules %q, want %q", i+2, subString(snap.Submodules), subString(subs))
+		}
+		assertTree(t, r, snap.Tree, map[string]want{"top.txt": file("top\n"), "vendor/lib": gitlink(head)})
+	}
+}

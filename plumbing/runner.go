@@ -531,14 +531,20 @@ func IsExit(err error, code int) bool {
 // Prefix, the directory Open was asked from: that directory is then part
 // of the tree's work, and a command run there acts on the whole tree (the
 // subdirectory convenience, CASES BR-52). At the top of the tree it is
-// true, and starts no git. Below it, one `git ls-files -z` limited to
-// that directory answers (the index is read once; what it prints is
+// true, and starts no git. Below it, the index cache answers when it
+// holds an entry for the index as it is (its tracked directories, or a
+// gitlink at Prefix: indexcache.go), which starts no git either; else one
+// `git ls-files -z` limited to that directory does (it reads the whole
+// index, about 40 ms of CPU for 100,000 entries; what it prints is
 // counted, not kept). An untracked or ignored folder holds no tracked
 // path: it is no part of this repository's work (RFC 4.1, "a git root of
 // its own").
 func (r *Repo) TracksBelowPrefix(ctx context.Context) (bool, error) {
 	if r.Prefix == "" {
 		return true, nil
+	}
+	if tracked, known := r.cachedTracksBelow(strings.TrimSuffix(r.Prefix, "/")); known {
+		return tracked, nil
 	}
 	var w countWriter
 	if _, err := r.Run(ctx, Options{Stdout: &w}, "ls-files", "-z", "--", ":(literal)"+r.Prefix); err != nil {

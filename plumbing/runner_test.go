@@ -130,3 +130,43 @@ func TestShortArgv(t *testing.T) {
 		t.Errorf("ShownArgs is %d, the test says %d", plumbing.ShownArgs, shownArgs)
 	}
 }
+
+// TestTracksBelowPrefix: a directory holds tracked paths when the index
+// tracks a path below it at any depth, or a gitlink at it; an untracked
+// or ignored folder does not (issue 13 item 14). The index cache answers
+// when it holds an entry for the index as it is, with no git started; ls-files
+// answers otherwise; both say the same. At the top no git starts.
+func TestTracksBelowPrefix(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".gitignore", "build/\n")
+	r.Write("src/deep/er/x.go", "package er\n")
+	r.Write("src/y.go", "package src\n")
+	r.Commit("init")
+	r.Write("code/project/main.go", "package main\n")
+	r.Write("build/out.o", "o\n")
+	r.Write("src/new/untracked.go", "package n\n")
+	want := map[string]bool{".": true, "src": true, "src/deep": true, "src/deep/er": true,
+		"code": false, "code/project": false, "build": false, "src/new": false}
+	check := func(cached bool) {
+		for dir, tracked := range want {
+			repo, err := plumbing.Open(context.Background(), r.Path(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trace bytes.Buffer
+			plumbing.SetTrace(repo, &trace)
+			got, err := repo.TracksBelowPrefix(context.Background())
+			if err != nil || got != tracked {
+				t.Errorf("cached %v, %s (prefix %q): %v %v, want %v", cached, dir, repo.Prefix, got, err, tracked)
+			}
+			if ran := strings.Contains(trace.String(), "ls-files"); ran != (!cached && dir != ".") {
+				t.Errorf("cached %v, %s: ls-files ran %v\n%s", cached, dir, ran, trace.String())
+			}
+		}
+	}
+	check(false)
+	settle(t, r)
+	tracedCapture(t, r, plumbing.CaptureOptions{}) // stores the index's answer
+	check(true)
+}
