@@ -138,9 +138,10 @@ test_expect_success 'BR-21: a nested repository with no commit is left out and r
 	test_must_fail git -C scratch-clone rev-parse -q --verify HEAD
 '
 
-# A nested repository is not part of the tree, so a change inside it alone
-# does not make a new checkpoint (RFC 3.2 compares tree and HEAD); the
-# checks below change a file too.
+# What is inside a nested repository is not part of the tree (only its
+# commit is, as a gitlink, RFC 4.2), so a change inside it that makes no
+# commit does not make a new checkpoint (RFC 3.2 compares tree and HEAD);
+# the checks below change a file too.
 test_expect_success 'a change inside a nested repository alone is deduplicated' '
 	(cd scratch-clone && echo y >y && git add y) &&
 	take &&
@@ -149,7 +150,7 @@ test_expect_success 'a change inside a nested repository alone is deduplicated' 
 	git -C scratch-clone rm -q --cached y
 '
 
-test_expect_success 'a nested repository at a commit is reported with that commit and its state' '
+test_expect_success 'a nested repository at a commit is reported with that commit and its state, and is a gitlink at it (RFC 4.2)' '
 	(
 		cd scratch-clone &&
 		git add z &&
@@ -166,21 +167,27 @@ test_expect_success 'a nested repository at a commit is reported with that commi
 	take &&
 	test_json take.json \
 		".repos[0].submodules == [{\"path\":\"scratch-clone\",\"commit\":\"$nested\",\"dirty\":true}]" &&
+	git ls-tree $ref scratch-clone >actual &&
+	echo "160000 commit $nested	scratch-clone" >expect &&
+	test_cmp expect actual &&
 	names $ref >actual &&
-	! grep "^scratch-clone" actual &&
+	! grep "^scratch-clone/" actual &&
 	echo v5 >file.txt &&
 	git venom-checkpoint --agent a >out &&
 	grep "^  nested repository scratch-clone at $(echo $nested | cut -c1-10), dirty (not captured inside)$" out
 '
 
-test_expect_success 'a nested repository whose .git is a file (a linked worktree) is left out too' '
+test_expect_success 'a nested repository whose .git is a file (a linked worktree) is a gitlink too, nothing inside' '
 	git -C scratch-clone worktree add -q ../linked-wt 2>/dev/null &&
 	test_path_is_file linked-wt/.git &&
 	echo v6 >file.txt &&
 	take &&
 	test_json take.json "[.repos[0].submodules[].path] == [\"linked-wt\", \"scratch-clone\"]" &&
+	git ls-tree $ref linked-wt >actual &&
+	echo "160000 commit $(git -C linked-wt rev-parse HEAD)	linked-wt" >expect &&
+	test_cmp expect actual &&
 	names $ref >actual &&
-	! grep "^linked-wt" actual &&
+	! grep "^linked-wt/" actual &&
 	git -C scratch-clone worktree remove --force ../linked-wt &&
 	rm -rf scratch-clone
 '

@@ -241,10 +241,12 @@ test_expect_success 'one agent capturing different trees at once: distinct ids, 
 	test_cmp seqs.out actual
 '
 
+# sub/ holds a tracked file: run from a folder that holds none, every
+# command is refused (unsupported.checkpoint_no_repo, why not_tracked).
 test_expect_success 'edit records the paths an edit tool wrote, in the open turn' '
 	take --reason turn_start &&
 	turn=$(jq -r .turn take.json) &&
-	mkdir -p sub &&
+	mkdir -p sub && echo t >sub/tracked.c && git add sub/tracked.c &&
 	(cd sub && git venom-checkpoint edit --agent a --path x.c --path "$TRASH_DIRECTORY/one.t" --json) >e.json &&
 	test_json e.json ".agent == \"a\"" ".turn == \"$turn\"" \
 		".paths == [\"one.t\", \"sub/x.c\"]" ".path == \"$TRASH_DIRECTORY\"" &&
