@@ -42,9 +42,11 @@ func (t *Tree) ResolveAgent(flag string, st *journal.State) (string, error) {
 }
 
 // Item is one entry of agent.checkpoints (RFC 11.1): the record of RFC 4.2
-// without type and agent, plus conversation and label. Missing is the
-// toolkit's addition: the checkpoint's ref is gone or moved, so a plan or
-// rollback to it is not_found.checkpoint.
+// without type and agent, plus conversation and label. Missing and Moved
+// are the toolkit's additions: Missing, that the checkpoint's ref is gone
+// or moved, so a plan or rollback to it is not_found.checkpoint; Moved,
+// that it is there but holds another object than the logged commit (a
+// blob, a tree, a tag or another commit), as Find and the doctor say.
 type Item struct {
 	Checkpoint   string              `json:"checkpoint"`
 	Reason       string              `json:"reason"`
@@ -57,6 +59,7 @@ type Item struct {
 	Label        string              `json:"label,omitempty"`
 	ToolCall     bool                `json:"tool_call,omitempty"`
 	Missing      bool                `json:"missing,omitempty"`
+	Moved        bool                `json:"moved,omitempty"`
 	Repos        []journal.RepoState `json:"repos"`
 }
 
@@ -117,8 +120,8 @@ func (t *Tree) item(a *journal.Agent, s *journal.Saved, have map[string]plumbing
 		At: s.Rec.At, MidTurn: s.Rec.MidTurn, Overlap: s.Rec.Overlap, Label: s.Label, Repos: s.Rec.Repos,
 		ToolCall: s.Rec.ToolCall, Conversation: Conversation(a, s)}
 	for _, r := range s.Rec.Repos {
-		if string(have[refs.Checkpoint(a.ID, s.N)]) != r.Commit {
-			it.Missing = true
+		if now, ok := have[refs.Checkpoint(a.ID, s.N)]; string(now) != r.Commit {
+			it.Missing, it.Moved = true, ok
 		}
 	}
 	return it

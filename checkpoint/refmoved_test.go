@@ -12,7 +12,7 @@ import (
 // TestFindSaysARefMovedToABlobOrTree: a checkpoint ref someone pointed at
 // a blob, a tree or another commit has moved, and Find says so and what it
 // points at now; only a ref that is not there is gone. The doctor's line
-// tells the two apart the same way.
+// and the listing tell the two apart the same way.
 func TestFindSaysARefMovedToABlobOrTree(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
@@ -55,6 +55,22 @@ func TestFindSaysARefMovedToABlobOrTree(t *testing.T) {
 		actual, _ := e.Data["actual"].(*string)
 		if (actual == nil) != (tc.actual == "") || (actual != nil && *actual != tc.actual) {
 			t.Errorf("Find(%s): data.actual %v, want %q", tc.id, e.Data["actual"], tc.actual)
+		}
+	}
+	// The listing tells them apart too: missing for both (no plan can
+	// use either), moved only where the ref is there, holding another
+	// object.
+	l, err := tr.List(ctx, st, "a1", checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := map[string][2]bool{}
+	for _, it := range l.Checkpoints {
+		moved[it.Checkpoint] = [2]bool{it.Missing, it.Moved}
+	}
+	for id, want := range map[string][2]bool{"k1": {false, false}, "k2": {true, true}, "k3": {true, true}, "k4": {true, true}, "k5": {true, false}} {
+		if moved[id] != want {
+			t.Errorf("List: %s missing, moved = %v, want %v", id, moved[id], want)
 		}
 	}
 	var refsLine string

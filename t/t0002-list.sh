@@ -162,10 +162,21 @@ test_expect_success 'a deleted ref: the checkpoint is listed as missing' '
 	! grep "^k1 .*MISSING-REF" out
 '
 
-test_expect_success 'a moved ref: the checkpoint is listed as missing too' '
+test_expect_success 'a moved ref: the checkpoint is listed as missing too, and as moved' '
 	git update-ref refs/venom/checkpoints/default/3 refs/venom/checkpoints/default/1 &&
 	git venom-checkpoint list --before k4 --json >l.json &&
-	test_json l.json "[.checkpoints[] | .missing // false] == [true, true, false]"
+	test_json l.json "[.checkpoints[] | .missing // false] == [true, true, false]" \
+		"[.checkpoints[] | .moved // false] == [true, false, false]" &&
+	git venom-checkpoint list --before k4 >out &&
+	grep "^k3 .* MOVED-REF" out &&
+	grep "^k2 .* MISSING-REF$" out
+'
+
+test_expect_success 'a ref moved to a blob is listed as moved, not gone (issue 13 item 11)' '
+	git update-ref refs/venom/checkpoints/default/3 $(echo blob | git hash-object -w --stdin) &&
+	git venom-checkpoint list --before k4 >out &&
+	grep "^k3 .* MOVED-REF" out &&
+	! grep "^k3 .*MISSING-REF" out
 '
 
 test_expect_success 'refs the log does not name are ignored' '

@@ -206,7 +206,10 @@ func checkpointList(ctx context.Context, e *env, args []string) error {
 		if c.MidTurn {
 			flags += " mid-turn"
 		}
-		if c.Missing {
+		switch {
+		case c.Moved:
+			flags += " MOVED-REF"
+		case c.Missing:
 			flags += " MISSING-REF"
 		}
 		if c.Label != "" {
