@@ -307,8 +307,14 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 func staleErr(o Options, current string) error {
 	again := fmt.Sprintf("run `git venom-plan --agent %s %s` again (with the same choices) and read the new plan before you confirm it", o.Agent, o.Checkpoint)
 	if v, _, ok := strings.Cut(o.Plan, "-"); ok && v != PlanVersion && len(v) >= 2 && v[0] == 'p' {
+		why := fmt.Sprintf("it binds neither the agent, the target commit nor the decisions the plan showed (a %s plan id does)", PlanVersion)
+		if v != "p1" {
+			// Not RFC 7.2's p1: another version's id (a newer toolkit's, on
+			// a shared repository), which this one cannot check.
+			why = fmt.Sprintf("this version makes and checks %s plan ids only", PlanVersion)
+		}
 		return rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint, "plan_version": v},
-			"plan %s is a %s plan id, which this version no longer accepts: it binds neither the agent, the target commit nor the decisions the plan showed (a %s plan id does)", o.Plan, v, PlanVersion).
+			"plan %s is a %s plan id, which this version does not accept: %s", o.Plan, v, why).
 			WithHint("%s", again)
 	}
 	return rfcerr.New("conflict.rollback_stale", map[string]any{"checkpoint": o.Checkpoint},
