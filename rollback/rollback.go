@@ -279,7 +279,10 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	tl, err := journal.WaitLock(wctx, t.Log.LockPath(checkpoint.TreeLock(t.Path())), true)
 	cancel()
 	if err != nil {
-		return nil, pendingErr(o.Agent)
+		// Any capture in the tree holds it (another agent's, a sharer's
+		// hook), not only one of o.Agent's, which its lock above rules out.
+		return nil, rfcerr.New("conflict.checkpoint_pending", map[string]any{"agent": o.Agent},
+			"a capture is running in this tree (another agent's, or one by hand)").WithHint("retry in a moment")
 	}
 	defer tl.Unlock()
 	// Re-read under the locks: what we checked may have changed.

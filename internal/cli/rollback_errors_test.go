@@ -265,6 +265,22 @@ func TestRollbackRunningAndPending(t *testing.T) {
 		}
 		wantError(t, venom(t, r.Dir, "rollback", "--agent", "a1", "k1", "--restore", "files", "--plan", p, "--json"), "conflict.checkpoint_pending")
 	})
+	// The tree's lock, held shared by any capture in the tree (another
+	// agent's, a sharer's hook): still conflict.checkpoint_pending, but the
+	// message must not say the capture is a1's, which is not running one.
+	t.Run("checkpoint_pending of the tree", func(t *testing.T) {
+		r := basic(t, false)
+		tr := r.tree()
+		l, err := journal.TryLock(tr.Log.LockPath(checkpoint.TreeLock(tr.Path())), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Unlock()
+		res := venom(t, r.Dir, "plan", "--agent", "a1", "k1", "--restore", "files")
+		if res.exit != 5 || !strings.Contains(res.stderr, "a capture is running in this tree") || strings.Contains(res.stderr, "of agent a1") {
+			t.Errorf("exit %d, stderr %q: want conflict.checkpoint_pending saying a capture runs in the tree, not a1's", res.exit, res.stderr)
+		}
+	})
 }
 
 func TestRollbackGitOperation(t *testing.T) {
