@@ -23,9 +23,23 @@ type Cleaned struct {
 // venom.checkpoints.keepSafety, which may hold the only copy of a person's
 // edits; pruning removes those later. The log keeps every record. A ref
 // that is gone already (deleted by hand, or by a clean whose record the
-// log refused) is counted removed: clean can always be run again. The
-// caller holds the agent lock.
+// log refused) is counted removed: clean can always be run again. An
+// agent whose rollback in this tree never ended (interrupted, and not
+// yet closed by a plan or rollback, RFC 7.6) is refused with
+// conflict.rollback_running: archived, it could not be rolled back to the
+// safety checkpoint. The caller holds the agent lock.
 func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cleaned, error) {
+	if b := a.OpenRollback; b != nil && b.Path == t.Path() {
+		// Interrupted (a running one holds the agent lock the caller
+		// took): archived, the agent could not be rolled back to its
+		// safety checkpoint, and the way back that the doctor and every
+		// warning print (UndoCommand) would fail as printed
+		// (conflict.invalid_transition). The plan it names closes the
+		// record (RFC 7.6), after which clean archives the agent.
+		return nil, rfcerr.New("conflict.rollback_running", map[string]any{"agent": a.ID, "safety": b.Safety},
+			"the rollback of %s to %s in this tree never ended (interrupted); archived, %s could not be rolled back to its safety checkpoint %s", a.ID, b.Checkpoint, a.ID, b.Safety).
+			WithHint("to get the tree back as it was first, run `%s`, read the plan, and confirm it with the command it prints; that plan records the rollback as interrupted, and clean then archives %s whether or not you confirm it", UndoCommand(a.ID, b.Safety, ""), a.ID)
+	}
 	out := &Cleaned{Agent: a.ID, Repo: ".", Removed: []string{}, Kept: []string{}}
 	var gone []*journal.Saved
 	for _, s := range a.Checkpoints {

@@ -135,4 +135,26 @@ test_expect_success 'a rollback whose own checkpoint could not be taken: the und
 	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after"
 '
 
+# An agent archived after its rollback was interrupted can no longer be
+# rolled back (conflict.invalid_transition), so the way back the doctor
+# and the warning print would fail as printed: clean refuses it until a
+# plan has closed the rollback record (RFC 7.6).
+test_expect_success 'clean refuses an agent whose rollback was interrupted, and the way back still works as printed' '
+	setup_guarded archived &&
+	tree_state >"$OUT/tree.before" &&
+	P=$(plan $K1 | jq -r .plan) &&
+	test_expect_code 137 env GIT_VENOM_TEST_FAILPOINT=rollback.written \
+		git venom-rollback --agent $AG $K1 --plan $P --json >/dev/null 2>&1 &&
+	venom_fails conflict.rollback_running "$OUT/clean.json" git venom-checkpoint clean --agent $AG --json &&
+	test_expect_code 5 git venom-checkpoint clean --agent $AG 2>"$OUT/clean.err" &&
+	grep "^hint: " "$OUT/clean.err" >"$OUT/hint" &&
+	CMD=$(undo_cmd "$OUT/hint") &&
+	DOCTOR=$(git venom-doctor --json | jq -r ".checks[] | select(.id == \"checkpoints.rollbacks\") | .fix" | sed "s/.*confirm it: //") &&
+	test "$CMD" = "$DOCTOR" &&
+	run_printed "$CMD" archived &&
+	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after" &&
+	git venom-checkpoint clean --agent $AG --json >"$OUT/clean2.json" &&
+	test_json "$OUT/clean2.json" ".agent == \"$AG\""
+'
+
 test_done
