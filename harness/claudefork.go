@@ -93,7 +93,12 @@ func ClaudeFork(ctx context.Context, dir, session, at, newSession, through strin
 	var out bytes.Buffer
 	var stderr tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err := cmd.Run()
+	// Started as git is (plumbing.Start): on Linux it dies with venom,
+	// so a killed rollback leaves no fork running.
+	err := plumbing.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return rfcerr.Wrap("timeout.harness_request", ctx.Err(), data,
 			"claude did not copy session %s within %s", session, timeout).

@@ -70,7 +70,7 @@ func CodexFork(ctx context.Context, dir, thread, turn string, command []string, 
 	}
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := plumbing.Start(cmd); err != nil {
 		return "", refused("starting %s: %v", strings.Join(command, " "), err)
 	}
 	c := &rpcConn{in: stdin, lines: make(chan []byte), done: make(chan struct{}), stop: make(chan struct{})}

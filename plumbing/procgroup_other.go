@@ -14,3 +14,9 @@ func bound(cmd *exec.Cmd) { cmd.WaitDelay = 2 * time.Second }
 
 // Bound is bound for a child that is not git (see procgroup_unix.go).
 func Bound(cmd *exec.Cmd) { bound(cmd) }
+
+// run runs cmd.
+func run(cmd *exec.Cmd) error { return cmd.Run() }
+
+// Start starts a child that is not git and was given Bound.
+func Start(cmd *exec.Cmd) error { return cmd.Start() }

@@ -14,9 +14,13 @@ import (
 // started is killed with it. Otherwise such a child keeps git's stdout
 // and stderr pipes open and Wait waits for it, whatever the deadline
 // (venom.checkpoints.timeout, RFC 3.1). WaitDelay bounds what is left: a
-// grandchild that left the group.
+// grandchild that left the group. Where the system has a parent-death
+// signal (Linux), git is also killed when this process dies, by any
+// signal, SIGKILL included (procgroup_linux.go): a rollback killed while
+// checkout-index writes must not keep writing after it is dead (issue 13
+// item 1).
 func bound(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
 			return nil
@@ -30,3 +34,18 @@ func bound(cmd *exec.Cmd) {
 // rollback starts (the codex app-server of a Codex rewind), which must end
 // with everything they started when their deadline passes.
 func Bound(cmd *exec.Cmd) { bound(cmd) }
+
+// run starts cmd (startChild) and waits for it: what every git child of
+// this package goes through, in place of cmd.Run.
+func run(cmd *exec.Cmd) error {
+	if err := startChild(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// Start starts a child that is not git and was given Bound, as this
+// package starts git: on Linux from the spawner's thread, so that its
+// parent-death signal is tied to a thread that lives as long as the
+// process (procgroup_linux.go).
+func Start(cmd *exec.Cmd) error { return startChild(cmd) }

@@ -271,7 +271,7 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	cmd.Env = disc
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := run(cmd); err != nil {
 		s := stderr.String()
 		if strings.Contains(s, "not a git repository") {
 			return nil, ErrNoRepo
@@ -369,7 +369,7 @@ func RunDiscovered(ctx context.Context, dir string, args ...string) ([]byte, err
 	cmd.Env = discoveryEnv(CleanEnv(os.Environ()), true)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := run(cmd); err != nil {
 		if ctx.Err() != nil {
 			return stdout.Bytes(), ctx.Err()
 		}
@@ -467,7 +467,7 @@ func (r *Repo) run(ctx context.Context, o Options, args ...string) ([]byte, erro
 		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
 	}
 	r.trace.printf("git %s%s", strings.Join(args, " "), traceEnv(o.Env))
-	err := cmd.Run()
+	err := run(cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stdout.Bytes(), ctx.Err()

@@ -76,7 +76,12 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	if path := os.Getenv("GIT_VENOM_CPUPROFILE"); path != "" {
 		defer startProfile(path)()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hang-up (a closed terminal, a harness ending its hook's session)
+	// stops a command as SIGTERM and Ctrl-C do: the context ends, git's
+	// children are killed, and a rollback goes back to S before it exits
+	// (issue 13 items 1 and 7). Left to its default, SIGHUP would kill
+	// venom at once, with no way back run.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if err := run(ctx, e, args); err != nil {
 		if errors.Is(err, errHelp) {
