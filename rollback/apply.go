@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/venom-org/git-venom/checkpoint"
@@ -52,7 +53,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// The applier reads, before anything is touched, the permission bits
 	// no checkpoint can hold, for the log; and, for an undo, those its
 	// rollback logged.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms(), made: gitDefault}
+	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms(), made: gitDefault, began: time.Now()}
 	if tmp, err := t.Repo.TmpDir(); err == nil {
 		ap.made = probeCreated(tmp)
 	}
@@ -101,19 +102,9 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, id)
 	}
 	// Steps 4 and 5: files, then HEAD.
+	defer ap.cleanup()
 	if err := ap.run(ctx); err != nil {
-		code, data := ap.recover(ctx, err)
-		ended.Code = code
-		if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
-			err = multierror.Append(err, lerr)
-		}
-		data["safety"] = res.Safety
-		msg := "the rollback failed and was undone: the tree is as it was before"
-		if code == "failed.rollback_partial" {
-			msg = "the rollback failed and could not be fully undone"
-		}
-		return nil, rfcerr.Wrap(code, err, data, "%s", msg).
-			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
+		return nil, ap.fail(ctx, ended, err)
 	}
 
 	// Step 6: capture again and compare with what the plan expected.
@@ -146,11 +137,19 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	} else {
 		after, err = t.Take(ctx, tho)
 	}
+	if ctx.Err() != nil && err != nil {
+		// Interrupted before the tree was captured again: the rollback is
+		// not done, and goes back (a verification that was taken is the
+		// point of no return; what follows only reads and logs).
+		return nil, ap.fail(ctx, ended, ctx.Err())
+	}
 	exact := false
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint
 		ended.After = res.After
-		exact, err = p.exact(ctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesCaptureRules())
+		vctx, cancel := ownContext(ctx, ap.began)
+		exact, err = p.exact(vctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesCaptureRules())
+		cancel()
 		if err != nil {
 			exact = false
 		}
@@ -428,7 +427,50 @@ type applier struct {
 	// rollback whose safety checkpoint is the target, when it is an undo.
 	own     []journal.PathPerm
 	restore []journal.PathPerm
-	made    created // what git gives what it creates here
+	made    created   // what git gives what it creates here
+	began   time.Time // when the writes' preparation began
+}
+
+// fail ends a rollback that failed, or was interrupted (its context
+// ended: Ctrl-C, SIGTERM, a hang-up), after rollback.started: RFC 7.6's
+// way back (recover), logged in rollback.ended, and the error that says
+// where the tree is. The way back runs to its end on a context of its
+// own (ownContext): run on the cancelled one, every git it starts would
+// fail at once, and a tree back at S would be called mixed (issue 13
+// item 7).
+func (ap *applier) fail(ctx context.Context, ended journal.RollbackEnded, cause error) error {
+	t, res := ap.plan.tree, &ap.plan.res
+	what := "failed"
+	if ctx.Err() != nil {
+		what = "was interrupted"
+		cause = fmt.Errorf("interrupted (%v)", context.Cause(ctx))
+	}
+	uctx, cancel := ownContext(ctx, ap.began)
+	defer cancel()
+	code, data := ap.recover(uctx, cause)
+	ended.Code = code
+	var err error = cause
+	if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
+		err = multierror.Append(err, lerr)
+	}
+	data["safety"] = res.Safety
+	msg := "the rollback " + what + " and was undone: the tree is as it was before"
+	if code == "failed.rollback_partial" {
+		msg = "the rollback " + what + " and could not be fully undone"
+	}
+	return rfcerr.Wrap(code, err, data, "%s", msg).
+		WithHint("%s", checkpoint.UndoHint(ap.plan.agent.ID, res.Safety))
+}
+
+// ownContext is a context for the steps that must run to their end once
+// the writes began: the way back after a failure or an interruption, and
+// the reads that judge what was done. It does not end with ctx, but is
+// bounded: two minutes, plus four times as long as the rollback has run
+// since began (a way back costs about what the way there did), so a git
+// that hangs (a smudge filter waiting on the network) cannot hold the
+// tree's locks for ever.
+func ownContext(ctx context.Context, began time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute+4*time.Since(began))
 }
 
 // run deletes, writes and moves HEAD. Before each delete and before the
@@ -542,7 +584,6 @@ func (ap *applier) run(ctx context.Context) error {
 			return err
 		}
 	}
-	ap.cleanup()
 	return nil
 }
 

@@ -28,6 +28,7 @@ type slowTree struct {
 	args    []string
 	paths   []string
 	started string
+	before  map[string]entry // the files as S has them
 }
 
 func newSlowTree(t *testing.T, n int, guarded bool) *slowTree {
@@ -60,7 +61,7 @@ func newSlowTree(t *testing.T, n int, guarded bool) *slowTree {
 	if guarded {
 		args = append(args, "--outside", "overwrite")
 	}
-	return &slowTree{f: f, args: args, paths: paths, started: started}
+	return &slowTree{f: f, args: args, paths: paths, started: started, before: files(disk(t, r.Dir))}
 }
 
 // start plans the rollback and starts its real call, and waits for its
@@ -194,8 +195,14 @@ func TestKilledRollbackWritesNothingAfterDeath(t *testing.T) {
 				if sig == syscall.SIGHUP && ws.Signaled() {
 					t.Errorf("a hang-up killed the rollback (%v) instead of stopping it: %v", ws.Signal(), err)
 				}
-				if sig == syscall.SIGHUP && strings.Contains(out.String(), `"ok":true`) {
-					t.Errorf("a hung-up rollback says it succeeded:\n%s", out)
+				if sig == syscall.SIGHUP {
+					// Stopped as by SIGTERM: the way back ran to its end.
+					if !strings.Contains(out.String(), `"code":"failed.rollback_undone"`) {
+						t.Errorf("a hung-up rollback does not say it was undone:\n%s", out)
+					}
+					if d := diffEntries(s.before, files(disk(t, s.f.r.Dir))); d != "" {
+						t.Errorf("after the hang-up the tree is not as it was:\n%s", d)
+					}
 				}
 			})
 		}

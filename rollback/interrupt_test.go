@@ -1,0 +1,63 @@
+package rollback_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestInterruptedRollbackGoesBackToS sends the real call SIGINT (a
+// person's Ctrl-C) or SIGHUP at each step of its writes, and checks that
+// the way back runs to its end and the result says what is true (issue 13
+// item 7): the tree, HEAD and the index are as they were before, and the
+// error is failed.rollback_undone, logged so. The undo used to run on the
+// cancelled context: every git it started failed at once, and the result
+// said failed.rollback_partial ("mixed") with the tree back at S, or exit
+// 0 with ok: true and after: null.
+func TestInterruptedRollbackGoesBackToS(t *testing.T) {
+	t.Parallel()
+	for _, guarded := range []bool{false, true} {
+		for _, at := range []string{"rollback.deleted", "rollback.written", "rollback.head-moved"} {
+			if guarded && at == "rollback.head-moved" {
+				continue // a guarded tree never moves HEAD
+			}
+			for _, sig := range []string{"int", "hup"} {
+				t.Run(fmt.Sprintf("%s:%s/guarded=%v", at, sig, guarded), func(t *testing.T) {
+					t.Parallel()
+					f, args := crashScenario(t, guarded)
+					r := f.r
+					before := files(disk(t, r.Dir))
+					headBefore, symBefore := head(r)
+					indexBefore := indexBytes(t, r)
+					p := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+					plan := parseOut(t, p)
+					if plan.Plan == "" {
+						t.Fatalf("plan: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
+					}
+					real := runBin(t, r.Dir, "git-venom-rollback", []string{"GIT_VENOM_TEST_FAILPOINT=" + at + ":" + sig},
+						append(append([]string(nil), args...), "--plan", plan.Plan)...)
+					out := parseOut(t, real)
+					if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+						t.Fatalf("interrupted at %s: exit %d, want 1 and failed.rollback_undone\n%s%s", at, real.exit, real.stdout, real.stderr)
+					}
+					if !strings.Contains(out.Error.Message, "interrupted") {
+						t.Errorf("the message does not say the rollback was interrupted: %q", out.Error.Message)
+					}
+					if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+						t.Errorf("interrupted at %s, the tree is not as it was:\n%s", at, d)
+					}
+					if h, s := head(r); h != headBefore || s != symBefore {
+						t.Errorf("interrupted at %s, HEAD is %s %s, was %s %s", at, s, h, symBefore, headBefore)
+					}
+					if guarded && indexBytes(t, r) != indexBefore {
+						t.Errorf("interrupted at %s, the index of a guarded tree changed", at)
+					}
+					ended := records(t, r, "rollback.ended")
+					if len(ended) != 1 || ended[0]["ok"] != false || ended[0]["code"] != "failed.rollback_undone" {
+						t.Errorf("rollback.ended: %v", ended)
+					}
+				})
+			}
+		}
+	}
+}
