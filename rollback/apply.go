@@ -101,6 +101,23 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, id)
 		res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, id)
 	}
+	// The safety checkpoint is the one promise made before anything is
+	// written: a `git gc --prune=now` that began before its ref existed
+	// may delete its objects (issue 13 item 3). Checked now, before the
+	// first write, and again before the backups go (run).
+	ap.safety = safety.Checkpoint.Repos[0]
+	if err := ap.safetyWhole(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ap.fail(ctx, ended, err)
+		}
+		ended.Code = "failed.rollback_undone"
+		if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
+			err = multierror.Append(err, lerr)
+		}
+		return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": ".", "reason": err.Error(), "safety": res.Safety},
+			"nothing was written: %v", err).
+			WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID())
+	}
 	// Steps 4 and 5: files, then HEAD.
 	defer ap.cleanup()
 	if err := ap.run(ctx); err != nil {
@@ -429,6 +446,57 @@ type applier struct {
 	restore []journal.PathPerm
 	made    created   // what git gives what it creates here
 	began   time.Time // when the writes' preparation began
+	// safety is the safety checkpoint's record; safetyObjs what of it no
+	// ref but its own keeps (safetyWhole), once read.
+	safety     journal.RepoState
+	safetyObjs []plumbing.OID
+}
+
+// safetyWhole checks that the safety checkpoint's objects are all in the
+// object store: its commit, its tree, and every blob of S that HEAD's
+// tree does not hold (HEAD and its reflog keep the rest). Its cost follows
+// what differs from HEAD (plumbing.BlobsBeyond), not the tree. A gc that
+// prunes while the rollback runs (`git gc --prune=now`, whose walk of
+// what is reachable began before the safety ref existed) deletes them
+// although the ref now names them; a tree object gone makes the listing
+// itself fail. The error says which objects are missing.
+func (ap *applier) safetyWhole(ctx context.Context) error {
+	r := ap.plan.tree.Repo
+	id := ap.plan.res.Safety
+	if ap.safetyObjs == nil {
+		tree := plumbing.OID(ap.safety.Tree)
+		objs := []plumbing.OID{plumbing.OID(ap.safety.Commit), tree}
+		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
+			return notWhole(id, missing, err)
+		}
+		blobs, err := r.BlobsBeyond(ctx, tree, ap.plan.snap.Head)
+		if err != nil {
+			return notWhole(id, nil, err)
+		}
+		ap.safetyObjs = append(objs, blobs...)
+	}
+	missing, err := r.Missing(ctx, ap.safetyObjs)
+	if err != nil || len(missing) > 0 {
+		return notWhole(id, missing, err)
+	}
+	return nil
+}
+
+// notWhole is safetyWhole's error: missing objects (a few named), or the
+// failure to read them.
+func notWhole(id string, missing []plumbing.OID, err error) error {
+	if err != nil {
+		return fmt.Errorf("the safety checkpoint %s could not be read whole: %w", id, err)
+	}
+	var names []string
+	for i, o := range missing {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(missing)-3))
+			break
+		}
+		names = append(names, string(o))
+	}
+	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), strings.Join(names, ", "))
 }
 
 // fail ends a rollback that failed, or was interrupted (its context

@@ -1,0 +1,73 @@
+package plumbing
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+)
+
+// emptyTree is the tree with no entries, in the hash of like's length:
+// git knows it without storing it.
+func emptyTree(like OID) OID {
+	if len(like) == 64 {
+		return "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+	}
+	return "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+}
+
+// BlobsBeyond lists the blobs (files and symlinks, each once) that tree
+// holds where base, a commit or tree ("" for none: an unborn HEAD), holds
+// another entry or none: what of tree nothing but a ref to it keeps from
+// git's gc, when base is kept by other refs. Gitlinks are no objects of
+// this repository and are left out. Its cost follows the paths that
+// differ (one diff-tree), not the size of tree. A tree object of tree
+// that is missing fails it, as git's error.
+func (r *Repo) BlobsBeyond(ctx context.Context, tree, base OID) ([]OID, error) {
+	if base == "" {
+		base = emptyTree(tree)
+	}
+	changes, err := r.DiffTrees(ctx, string(base), string(tree))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[OID]bool{}
+	var out []OID
+	for _, c := range changes {
+		switch c.DstMode {
+		case "100644", "100755", "120000":
+			if !seen[c.Dst] {
+				seen[c.Dst] = true
+				out = append(out, c.Dst)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Missing returns those of oids the object store does not have (one `git
+// cat-file --batch-check`), in the order given: none when all are there.
+func (r *Repo) Missing(ctx context.Context, oids []OID) ([]OID, error) {
+	if len(oids) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, o := range oids {
+		in.WriteString(string(o) + "\n")
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, fmt.Errorf("checking objects: %w", err)
+	}
+	var missing []OID
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(oids) {
+		return nil, fmt.Errorf("checking objects: %d answers for %d objects", len(lines), len(oids))
+	}
+	for i, l := range lines {
+		if strings.HasSuffix(l, " missing") {
+			missing = append(missing, oids[i])
+		}
+	}
+	return missing, nil
+}

@@ -1,0 +1,68 @@
+package rollback_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// pruneSafety is a shell command that does what a `git gc --prune=now`
+// racing a rollback does when its walk of what is reachable ran before
+// the safety ref existed: it deletes the loose objects that only the
+// newest checkpoint ref of agent a1 (the safety checkpoint) reaches. It
+// runs in the tree (the failpoint's exec action).
+const pruneSafety = `set -e
+safety=$(git for-each-ref --format='%(refname)' refs/venom/checkpoints/a1/ | sort -t/ -k5 -n | tail -n 1)
+soid=$(git rev-parse "$safety")
+others=$(git for-each-ref --format='%(objectname)' | grep -v "^$soid\$" || true)
+objs=$(git rev-parse --git-path objects)
+git rev-list --objects "$safety" --not $others | while read -r oid rest; do
+	rm -f "$objs/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)"
+done
+echo "$soid" > "$(git rev-parse --git-path venom/pruned-safety)"
+`
+
+// TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting: a gc that
+// prunes the safety checkpoint's objects after its ref exists and before
+// the first write (simulated at the failpoint rollback.started) must stop
+// the rollback with nothing written, since the tree as it was would then
+// be nowhere but on disk (issue 13 item 3). The rollback used to go on,
+// and say it succeeded.
+func TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting(t *testing.T) {
+	t.Parallel()
+	for _, guarded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unguarded", true: "guarded"}[guarded], func(t *testing.T) {
+			t.Parallel()
+			f, args := crashScenario(t, guarded)
+			r := f.r
+			before := files(disk(t, r.Dir))
+			headBefore, _ := head(r)
+			plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
+			if plan.Plan == "" {
+				t.Fatal("no plan")
+			}
+			real := runBin(t, r.Dir, "git-venom-rollback",
+				[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + pruneSafety},
+				append(append([]string(nil), args...), "--plan", plan.Plan)...)
+			soid := strings.TrimSpace(r.Read(".git/venom/pruned-safety"))
+			if _, err := r.GitErr("cat-file", "-e", soid); err == nil {
+				t.Fatalf("the simulated gc did not prune the safety commit %s\n%s", soid, real.stderr)
+			}
+			out := parseOut(t, real)
+			if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+				t.Fatalf("rollback with its safety checkpoint pruned: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+			}
+			if !strings.Contains(out.Error.Message, "nothing was written") || !strings.Contains(out.Error.Message, "lost") {
+				t.Errorf("message %q does not say the safety checkpoint lost objects and nothing was written", out.Error.Message)
+			}
+			if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+				t.Errorf("files were written although the safety checkpoint was not whole:\n%s", d)
+			}
+			if h, _ := head(r); h != headBefore {
+				t.Errorf("HEAD moved from %s to %s", headBefore, h)
+			}
+			if ended := records(t, r, "rollback.ended"); len(ended) != 1 || ended[0]["code"] != "failed.rollback_undone" {
+				t.Errorf("rollback.ended: %v", ended)
+			}
+		})
+	}
+}
