@@ -263,6 +263,10 @@ type RollbackEnded struct {
 	After      string   `json:"after,omitempty"`
 	Drops      []string `json:"drops,omitempty"`
 	Path       string   `json:"path"`
+	// Rescued is the ref of the saves a person made while the rollback
+	// ran that it had replaced, kept there (refs/venom/rescued/...), when
+	// there were any.
+	Rescued string `json:"rescued,omitempty"`
 }
 
 // Edit records paths an edit tool wrote during an agent's open turn (the

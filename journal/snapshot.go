@@ -50,8 +50,9 @@ const (
 	// by the next one written). TestSnapshotFields fails when a field is
 	// added to the State types without a new version. It changes too when
 	// what a record means to the State does: 2, turn.ended's harness
-	// (issue 13 item 15), which a binary of version 1 replayed as absent.
-	snapshotVersion = 2
+	// (issue 13 item 15), which a binary of version 1 replayed as absent;
+	// 3, rollback.ended's rescued (issue 13 item 2).
+	snapshotVersion = 3
 )
 
 // defaultSnapshotEvery is how many records a Load may replay past the
@@ -291,6 +292,7 @@ func encodeAgent(b []byte, a *Agent) []byte {
 		b = appendStr(b, e.After)
 		b = appendStrs(b, e.Drops)
 		b = appendStr(b, e.Path)
+		b = appendStr(b, e.Rescued)
 	}
 	dropped := make([]string, 0, len(a.Dropped))
 	for k, v := range a.Dropped {
@@ -659,6 +661,7 @@ func (d *decoder) agent(id string) *Agent {
 			e := &a.Ended[i]
 			e.Agent, e.Checkpoint, e.Safety, e.Restore = d.str(), d.str(), d.str(), d.str()
 			e.OK, e.Code, e.After, e.Drops, e.Path = d.bool(), d.str(), d.str(), d.strList(), d.str()
+			e.Rescued = d.str()
 		}
 	}
 	if n := d.len(); n >= 0 {

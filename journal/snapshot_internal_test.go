@@ -111,7 +111,7 @@ func RichEntries(rng *rand.Rand, ag string, k, n int) []Entry {
 				Plan: str("p"), Path: str(tree), Perms: perms, Index: str("i")}})
 		case 10:
 			es = append(es, Entry{Type: TypeRollbackEnded, Body: RollbackEnded{Agent: ag, Checkpoint: id, Safety: str("k"), Restore: str("r"),
-				OK: rng.Intn(2) == 0, Code: str("c"), After: str("k"), Drops: strs("t"), Path: str(tree)}})
+				OK: rng.Intn(2) == 0, Code: str("c"), After: str("k"), Drops: strs("t"), Path: str(tree), Rescued: str("r")}})
 		case 11:
 			es = append(es, Entry{Type: TypeNotePending, Body: NotePending{Agent: ag, Text: str("x"), Rollback: str("k"), Path: str(tree), Session: str("s")}})
 		case 12:
@@ -278,6 +278,7 @@ RollbackEnded.Code string
 RollbackEnded.Drops []string
 RollbackEnded.OK bool
 RollbackEnded.Path string
+RollbackEnded.Rescued string
 RollbackEnded.Restore string
 RollbackEnded.Safety string
 RollbackStarted.Agent string

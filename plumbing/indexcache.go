@@ -436,3 +436,12 @@ func isOIDHex(s string) bool {
 	}
 	return true
 }
+
+// StatIdentity returns the device and inode numbers of the file fi
+// describes and its status-change time (ctime) in nanoseconds since the
+// Unix epoch; ok is false where the system does not give them (then
+// every answer is 0). A rollback compares files by them (rollback's
+// stamp).
+func StatIdentity(fi os.FileInfo) (dev, ino uint64, ctimeNs int64, ok bool) {
+	return statIdentity(fi)
+}

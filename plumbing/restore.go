@@ -64,17 +64,24 @@ const diffsAtOnce = 4
 // (DESIGN.md section 5). Smudge filters run and modes and symlinks are set,
 // as checkout-index does. The user's index is never read or written.
 //
+// It writes only where nothing is: checkout-index runs without -f, so git
+// never unlinks what is at a path, and creates each file with O_EXCL. The
+// caller moves what S holds out of the way first (the rollback's backups).
+// A path where something is by the time git comes to it (a person's
+// editor saved it meanwhile) is left as it is, and returned in refused,
+// in the order of entries; that is no error. Any other failure is.
+//
 // A filter that fails without filter.<driver>.required makes checkout-index
 // write the blob as it is and only say so on stderr (CASES BR-36): Checkout
 // returns true for filterFailed then, so the caller can say the bytes are
 // not what the checkpoint meant.
-func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (filterFailed bool, err error) {
+func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (refused []string, filterFailed bool, err error) {
 	if len(entries) == 0 {
-		return false, nil
+		return nil, false, nil
 	}
 	idx, err := r.PrivateIndex("restore")
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
@@ -83,17 +90,64 @@ func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (filterFailed
 		paths = append(paths, e.Path)
 	}
 	if err := r.indexInfo(ctx, env, entries); err != nil {
-		return false, fmt.Errorf("building the private index for the writes: %w", err)
+		return nil, false, fmt.Errorf("building the private index for the writes: %w", err)
 	}
 	var stderr bytes.Buffer
-	if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths)), Stderr: &stderr},
-		"checkout-index", "-f", "-z", "--stdin"); err != nil {
-		return false, fmt.Errorf("writing files: %w", err)
+	_, err = r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths)), Stderr: &stderr},
+		"checkout-index", "-z", "--stdin")
+	// LC_ALL=C keeps git's messages in English: "error: external filter
+	// '<cmd>' failed <status>", and for a path something is at, "<path>
+	// already exists, no checkout" (it was there when git looked) or
+	// "error: unable to create file|symlink <path>: File exists" (it came
+	// between git's look and its O_EXCL create).
+	refused, filterFailed, other := parseCheckoutErrors(stderr.String(), paths)
+	if err != nil && (ctx.Err() != nil || !IsExit(err, 1) || other || len(refused) == 0) {
+		return nil, false, fmt.Errorf("writing files: %w", err)
 	}
-	// LC_ALL=C keeps git's message in English: "error: external filter
-	// '<cmd>' failed <status>".
-	msg := stderr.String()
-	return strings.Contains(msg, "external filter") && strings.Contains(msg, "failed"), nil
+	return refused, filterFailed, nil
+}
+
+// parseCheckoutErrors reads checkout-index's stderr for the batch of
+// paths: the paths git refused because something was there (in the order
+// of paths), whether a filter failed, and whether any other line is
+// there.
+func parseCheckoutErrors(stderr string, paths []string) (refused []string, filterFailed, other bool) {
+	asked := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		asked[p] = true
+	}
+	there := map[string]bool{}
+	for _, l := range strings.Split(stderr, "\n") {
+		switch {
+		case l == "":
+		case strings.Contains(l, "external filter") && strings.Contains(l, "failed"):
+			filterFailed = true
+		case strings.HasSuffix(l, " already exists, no checkout") && asked[strings.TrimSuffix(l, " already exists, no checkout")]:
+			there[strings.TrimSuffix(l, " already exists, no checkout")] = true
+		case strings.HasSuffix(l, ": File exists") && createdOver(l, asked, there):
+		default:
+			other = true
+		}
+	}
+	for _, p := range paths {
+		if there[p] {
+			refused = append(refused, p)
+		}
+	}
+	return refused, filterFailed, other
+}
+
+// createdOver reads "error: unable to create file|symlink <path>: File
+// exists" for a path of asked, into there.
+func createdOver(l string, asked, there map[string]bool) bool {
+	l = strings.TrimSuffix(l, ": File exists")
+	for _, pre := range []string{"error: unable to create file ", "error: unable to create symlink "} {
+		if p, ok := strings.CutPrefix(l, pre); ok && asked[p] {
+			there[p] = true
+			return true
+		}
+	}
+	return false
 }
 
 // indexInfo puts each entry's DstMode and Dst at its Path, stage 0, in
@@ -587,8 +641,31 @@ func DotPaths(paths []string) []string {
 // filters (`git hash-object --no-filters`), for comparing what a checkout
 // wrote with the blob it wrote from: they differ when an end-of-line
 // conversion or a smudge filter changed the bytes (CASES BR-35). Paths
+// are relative to the work tree, or absolute (a rollback's backups). Paths
 // holding a newline cannot be passed to --stdin-paths and are left out.
 func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, error) {
+	return r.hashPaths(ctx, paths, "--no-filters")
+}
+
+// CleanHashes returns the object name each path, relative to the work
+// tree, would get in a capture: its bytes through the clean filter and
+// end-of-line conversion its attributes name (`git hash-object
+// --stdin-paths`), nothing written. Paths holding a newline are left out.
+func (r *Repo) CleanHashes(ctx context.Context, paths []string) (map[string]OID, error) {
+	return r.hashPaths(ctx, paths)
+}
+
+// StoreRaw writes each file's bytes as they are into the object store, as
+// a blob (`git hash-object -w --no-filters`), and returns their names:
+// for bytes that must be kept exactly, whatever the attributes of the
+// path they came from (a save a rollback rescued). Paths are absolute or
+// relative to the work tree; one holding a newline is left out.
+func (r *Repo) StoreRaw(ctx context.Context, files []string) (map[string]OID, error) {
+	return r.hashPaths(ctx, files, "-w", "--no-filters")
+}
+
+// hashPaths runs `git hash-object <flags> --stdin-paths` on paths.
+func (r *Repo) hashPaths(ctx context.Context, paths []string, flags ...string) (map[string]OID, error) {
 	var in bytes.Buffer
 	var asked []string
 	for _, p := range paths {
@@ -603,7 +680,7 @@ func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, e
 	if len(asked) == 0 {
 		return res, nil
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in}, "hash-object", "--no-filters", "--stdin-paths")
+	out, err := r.Run(ctx, Options{Stdin: &in}, append(append([]string{"hash-object"}, flags...), "--stdin-paths")...)
 	if err != nil {
 		return nil, err
 	}
@@ -613,6 +690,41 @@ func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, e
 	}
 	for i, p := range asked {
 		res[p] = OID(lines[i])
+	}
+	return res, nil
+}
+
+// ReadBlobs returns the content of each of oids (one `git cat-file
+// --batch`). An object git does not have, or one that is no blob, is an
+// error.
+func (r *Repo) ReadBlobs(ctx context.Context, oids []OID) (map[OID][]byte, error) {
+	res := map[OID][]byte{}
+	if len(oids) == 0 {
+		return res, nil
+	}
+	var in bytes.Buffer
+	for _, o := range oids {
+		in.WriteString(string(o) + "\n")
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("reading blobs: %w", err)
+	}
+	for _, o := range oids {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("cat-file: short output")
+		}
+		f := strings.Fields(string(out[:nl]))
+		if len(f) != 3 || f[1] != "blob" {
+			return nil, fmt.Errorf("cat-file: %s is not a blob here: %q", o, out[:nl])
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || len(out) < nl+1+size+1 {
+			return nil, fmt.Errorf("cat-file: short object %s", o)
+		}
+		res[o] = out[nl+1 : nl+1+size]
+		out = out[nl+1+size+1:]
 	}
 	return res, nil
 }

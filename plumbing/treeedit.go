@@ -39,6 +39,26 @@ type Entry struct {
 // the path may be changed too.
 var dropTree = &Entry{Mode: "dropTree"}
 
+// EditTree writes the tree that is base with changes applied, each path's
+// entry set (a nil entry removes the path), and returns its name. Its
+// cost grows with the paths and their directories, not with the tree
+// (treeEditor).
+func (r *Repo) EditTree(ctx context.Context, base OID, changes map[string]*Entry) (OID, error) {
+	ed, err := r.editTree(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	defer ed.close()
+	tree, err := ed.apply(changes)
+	if err != nil {
+		return "", err
+	}
+	if err := ed.close(); err != nil {
+		return "", err
+	}
+	return tree, nil
+}
+
 // treeEditor edits one base tree (Repo.editTree): it reads trees with one `git
 // cat-file --batch` and writes them with one `git mktree --batch`, each
 // started when first needed, and keeps what it read and wrote in the

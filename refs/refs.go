@@ -35,6 +35,15 @@ func Checkpoint(agent string, n int) string {
 	return Prefix + agent + "/" + strconv.Itoa(n)
 }
 
+// RescuedPrefix is where a rollback keeps saves a person made while it
+// ran (rollback's rescue): refs/venom/rescued/<agent>/<n>, n the number
+// of the rollback's safety checkpoint.
+const RescuedPrefix = "refs/venom/rescued/"
+
+// Rescued is the ref of the saves rescued by the rollback of agent whose
+// safety checkpoint is k<n>.
+func Rescued(agent string, n int) string { return RescuedPrefix + agent + "/" + strconv.Itoa(n) }
+
 // AgentPrefix is the ref prefix holding all of agent's checkpoints.
 func AgentPrefix(agent string) string { return Prefix + agent + "/" }
 

@@ -2,13 +2,10 @@ package rollback
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +46,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	res.Safety = safety.Checkpoint.Checkpoint
+	p.res.Safety = res.Safety // for the way back (applier.fail)
 	failpoint.Hit("rollback.safety-taken")
 	// The applier reads, before anything is touched, the permission bits
 	// no checkpoint can hold, for the log; and, for an undo, those its
@@ -177,6 +175,19 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		ap.converted = slices.Compact(ap.converted)
 		res.Repos[0].Converted = ap.converted
 	}
+	// Before the backups go: a save made into a file the rollback moved
+	// away is kept (rescue). A save, and a path left because it changed,
+	// mean something else wrote meanwhile.
+	rctx, cancel := ownContext(ctx, ap.began)
+	ap.rescue(rctx)
+	cancel()
+	if len(ap.left)+len(ap.rescued) > 0 {
+		exact = false
+		res.Repos = ap.report(res.Repos)
+		if len(ap.rescued) > 0 && ap.rescued[0].Ref != "" {
+			ended.Rescued = ap.rescued[0].Ref
+		}
+	}
 	res.Exact = &exact
 	failpoint.Hit("rollback.verified")
 
@@ -293,6 +304,29 @@ func (ap *applier) rereadEnough(ctx context.Context) bool {
 	// .gitattributes in it, git need not read it to answer.
 	fp, err := p.tree.Repo.FilterPaths(ctx, written, !p.snap.IndexAttributes)
 	return err == nil && len(fp) == 0
+}
+
+// report is repos with the first one's files and left as the rollback
+// found them: a path left because it changed during the rollback moves
+// from files to left, and what was rescued is listed.
+func (ap *applier) report(repos []Repo) []Repo {
+	out := append([]Repo(nil), repos...)
+	r := &out[0]
+	gone := map[string]bool{}
+	for _, l := range ap.left {
+		gone[l.Path] = true
+	}
+	files := []File{}
+	for _, f := range r.Files {
+		if !gone[f.Path] {
+			files = append(files, f)
+		}
+	}
+	r.Files = files
+	r.Left = append(append([]Left{}, r.Left...), ap.left...)
+	sort.SliceStable(r.Left, func(i, j int) bool { return r.Left[i].Path < r.Left[j].Path })
+	r.Rescued = ap.rescued
+	return out
 }
 
 // changes is the plan's deletions, then its writes.
@@ -427,403 +461,6 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 		}
 	}
 	return len(done) == len(want), nil
-}
-
-// applier carries out the file and HEAD steps and knows how to undo them.
-type applier struct {
-	plan      *plan
-	w         *worktree
-	backupDir string
-	backups   map[string]string // path -> hard link of the file it replaced
-	touched   bool              // any file was written or removed
-	headMoved bool
-	indexCopy string // copy of the user's index taken before it was reset
-	converted []string
-	// own is the permission bits this rollback may lose (logged in
-	// rollback.started, given back if it fails); restore is those of the
-	// rollback whose safety checkpoint is the target, when it is an undo.
-	own     []journal.PathPerm
-	restore []journal.PathPerm
-	made    created   // what git gives what it creates here
-	began   time.Time // when the writes' preparation began
-	// safety is the safety checkpoint's record; safetyObjs what of it no
-	// ref but its own keeps (safetyWhole), once read.
-	safety     journal.RepoState
-	safetyObjs []plumbing.OID
-}
-
-// safetyWhole checks that the safety checkpoint's objects are all in the
-// object store: its commit, its tree, and every blob of S that HEAD's
-// tree does not hold (HEAD and its reflog keep the rest). Its cost follows
-// what differs from HEAD (plumbing.BlobsBeyond), not the tree. A gc that
-// prunes while the rollback runs (`git gc --prune=now`, whose walk of
-// what is reachable began before the safety ref existed) deletes them
-// although the ref now names them; a tree object gone makes the listing
-// itself fail. The error says which objects are missing.
-func (ap *applier) safetyWhole(ctx context.Context) error {
-	r := ap.plan.tree.Repo
-	id := ap.plan.res.Safety
-	if ap.safetyObjs == nil {
-		tree := plumbing.OID(ap.safety.Tree)
-		objs := []plumbing.OID{plumbing.OID(ap.safety.Commit), tree}
-		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
-			return notWhole(id, missing, err)
-		}
-		blobs, err := r.BlobsBeyond(ctx, tree, ap.plan.snap.Head)
-		if err != nil {
-			return notWhole(id, nil, err)
-		}
-		ap.safetyObjs = append(objs, blobs...)
-	}
-	missing, err := r.Missing(ctx, ap.safetyObjs)
-	if err != nil || len(missing) > 0 {
-		return notWhole(id, missing, err)
-	}
-	return nil
-}
-
-// notWhole is safetyWhole's error: missing objects (a few named), or the
-// failure to read them.
-func notWhole(id string, missing []plumbing.OID, err error) error {
-	if err != nil {
-		return fmt.Errorf("the safety checkpoint %s could not be read whole: %w", id, err)
-	}
-	var names []string
-	for i, o := range missing {
-		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(missing)-3))
-			break
-		}
-		names = append(names, string(o))
-	}
-	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), strings.Join(names, ", "))
-}
-
-// fail ends a rollback that failed, or was interrupted (its context
-// ended: Ctrl-C, SIGTERM, a hang-up), after rollback.started: RFC 7.6's
-// way back (recover), logged in rollback.ended, and the error that says
-// where the tree is. The way back runs to its end on a context of its
-// own (ownContext): run on the cancelled one, every git it starts would
-// fail at once, and a tree back at S would be called mixed (issue 13
-// item 7).
-func (ap *applier) fail(ctx context.Context, ended journal.RollbackEnded, cause error) error {
-	t, res := ap.plan.tree, &ap.plan.res
-	what := "failed"
-	if ctx.Err() != nil {
-		what = "was interrupted"
-		cause = fmt.Errorf("interrupted (%v)", context.Cause(ctx))
-	}
-	uctx, cancel := ownContext(ctx, ap.began)
-	defer cancel()
-	code, data := ap.recover(uctx, cause)
-	ended.Code = code
-	var err error = cause
-	if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
-		err = multierror.Append(err, lerr)
-	}
-	data["safety"] = res.Safety
-	msg := "the rollback " + what + " and was undone: the tree is as it was before"
-	if code == "failed.rollback_partial" {
-		msg = "the rollback " + what + " and could not be fully undone"
-	}
-	return rfcerr.Wrap(code, err, data, "%s", msg).
-		WithHint("%s", checkpoint.UndoHint(ap.plan.agent.ID, res.Safety))
-}
-
-// ownContext is a context for the steps that must run to their end once
-// the writes began: the way back after a failure or an interruption, and
-// the reads that judge what was done. It does not end with ctx, but is
-// bounded: two minutes, plus four times as long as the rollback has run
-// since began (a way back costs about what the way there did), so a git
-// that hangs (a smudge filter waiting on the network) cannot hold the
-// tree's locks for ever.
-func ownContext(ctx context.Context, began time.Time) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute+4*time.Since(began))
-}
-
-// run deletes, writes and moves HEAD. Before each delete and before the
-// writes, each path is checked again as it is now; a path that became
-// blocked is skipped and the result will say exact: false.
-func (ap *applier) run(ctx context.Context) error {
-	p := ap.plan
-	r := p.tree.Repo
-	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
-	byDepth(deletes)
-	for _, c := range deletes {
-		if ok, _ := ap.w.checkDelete(c.Path); !ok {
-			continue
-		}
-		if err := ap.w.remove(c.Path); err != nil {
-			return fmt.Errorf("removing %s: %w", c.Path, err)
-		}
-		ap.touched = true
-	}
-	failpoint.Hit("rollback.deleted")
-	// The checks before the writes change nothing in the tree, and the
-	// writes are then handed to git at once: one pass (worktree.batch).
-	var writes []plumbing.TreeChange
-	var perms permPlan
-	ap.w.batch(func() {
-		for _, c := range p.writes {
-			if ok, _ := ap.w.checkWrite(c, false); !ok {
-				continue
-			}
-			writes = append(writes, c)
-			abs := filepath.Join(p.tree.Path(), filepath.FromSlash(c.Path))
-			if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
-				// Keep a hard link to the file checkout-index unlinks, so a
-				// failing smudge filter cannot leave it deleted (CASES BR-36).
-				ap.backup(c.Path, abs)
-			}
-		}
-		// A directory the deletions emptied and the writes fill again gets
-		// its own bits back, in any rollback; in an undo, what is not there
-		// now gets the bits its rollback logged (own first: the first wins).
-		perms = planPerms(ap.w, writes, append(dirsOnly(ap.own), ap.restore...), p.tree.Config.ExecFromDisk, ap.made)
-	})
-	if len(writes) > 0 {
-		ap.touched = true
-		filterFailed, err := r.Checkout(ctx, writes)
-		if err != nil {
-			return err
-		}
-		if err := ap.parentsStillDirs(writes); err != nil {
-			return err
-		}
-		if filterFailed {
-			// A smudge filter failed and git wrote the blob as it is (a
-			// pointer, for LFS): those files are not what the checkpoint
-			// meant, and the result must not say exact (CASES BR-36).
-			var paths []string
-			for _, c := range writes {
-				paths = append(paths, c.Path)
-			}
-			if fp, err := r.FilterPaths(ctx, paths, false); err == nil {
-				ap.converted = append(ap.converted, fp...)
-			}
-		}
-	}
-	perms.apply(ap.w)
-	// What checkout-index wrote may not be the blob's bytes: an
-	// end-of-line conversion or a smudge filter changed them, and a tree
-	// compare cannot see it (CASES BR-35). Such paths are reported, and the
-	// result is not called exact.
-	var regular []string
-	want := map[string]plumbing.OID{}
-	for _, c := range writes {
-		if c.DstMode == "100644" || c.DstMode == "100755" {
-			regular = append(regular, c.Path)
-			want[c.Path] = c.Dst
-		}
-	}
-	if len(regular) > 0 {
-		raw, err := r.RawHashes(ctx, regular)
-		if err == nil {
-			for _, path := range regular {
-				if h, ok := raw[path]; ok && h != want[path] {
-					ap.converted = append(ap.converted, path)
-				}
-			}
-		}
-	}
-	failpoint.Hit("rollback.written")
-	if p.headMove {
-		// Keep the user's index to put back if the move fails.
-		cp, err := r.PrivateIndex("user-index")
-		if err != nil {
-			return err
-		}
-		if err := plumbing.CopyKeepMtime(r.RealIndex(), cp); err != nil {
-			return fmt.Errorf("saving the index before moving HEAD: %w", err)
-		}
-		ap.indexCopy = cp
-		if err := r.MoveHead(ctx, p.branch, p.headTo, p.headFrom, "venom rollback "+p.agent.ID+" to "+p.target.ID()); err != nil {
-			return fmt.Errorf("moving HEAD: %w", err)
-		}
-		ap.headMoved = true
-		failpoint.Hit("rollback.head-moved")
-		// The index follows HEAD (RFC 7.5); in the undo of a rollback
-		// that moved HEAD, it becomes what that rollback found.
-		to := p.headTo
-		if p.indexTree != "" {
-			to = p.indexTree
-		}
-		if err := r.ResetIndex(ctx, to); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// backup hard-links the file at abs into the scratch directory. A failure
-// only means no backup: the undo then rewrites S's content from the safety
-// checkpoint.
-func (ap *applier) backup(rel, abs string) {
-	if ap.backups == nil {
-		ap.backups = map[string]string{}
-		d, err := ap.plan.tree.Repo.TmpDir()
-		if err != nil {
-			return
-		}
-		if ap.backupDir, err = os.MkdirTemp(d, "backup-"); err != nil {
-			return
-		}
-	}
-	if ap.backupDir == "" {
-		return
-	}
-	b := filepath.Join(ap.backupDir, strconv.Itoa(len(ap.backups)))
-	if os.Link(abs, b) == nil {
-		ap.backups[rel] = b
-	}
-}
-
-func (ap *applier) cleanup() {
-	if ap.backupDir != "" {
-		os.RemoveAll(ap.backupDir)
-	}
-	if ap.indexCopy != "" {
-		plumbing.RemovePrivateIndex(ap.indexCopy)
-	}
-}
-
-// recover implements RFC 7.6 after a failure: put back the files the
-// writes replaced, HEAD and the index, then run the recipe from the current
-// state back to S and check that a capture matches S again. It returns
-// failed.rollback_undone when it does, else failed.rollback_partial.
-func (ap *applier) recover(ctx context.Context, cause error) (string, map[string]any) {
-	p := ap.plan
-	r := p.tree.Repo
-	defer ap.cleanup()
-	var errs *multierror.Error
-	for rel, b := range ap.backups {
-		// Never through a parent that is no longer a directory of the
-		// tree (a symlink put there while git wrote): the file would land
-		// outside it. S holds its content; the recovery is then partial.
-		if bad, err := ap.w.parents(rel, false); bad != "" || err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("not putting back %s: %s is not a directory of the tree", rel, bad))
-			continue
-		}
-		abs := filepath.Join(p.tree.Path(), filepath.FromSlash(rel))
-		if err := os.Rename(b, abs); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
-		}
-	}
-	if ap.headMoved {
-		if err := r.MoveHead(ctx, p.branch, p.headFrom, p.headTo, "venom rollback undone"); err != nil {
-			errs = multierror.Append(errs, err)
-		}
-	}
-	if ap.indexCopy != "" {
-		if err := os.Rename(ap.indexCopy, r.RealIndex()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = multierror.Append(errs, fmt.Errorf("putting back the index: %w", err))
-		}
-	}
-	if errs.ErrorOrNil() == nil && ap.touched {
-		if err := ap.backToS(ctx); err != nil {
-			errs = multierror.Append(errs, err)
-		}
-	}
-	state := "as before"
-	if errs.ErrorOrNil() == nil {
-		// The files must match S again. HEAD is ours to judge only when we
-		// moved it: if the compare-and-swap failed, another process moved
-		// the branch, and that commit is theirs, not a half-undone rollback.
-		snap, err := p.tree.CurrentTree(ctx)
-		if err != nil || snap.Tree != p.snap.Tree || (ap.headMoved && snap.Head != p.snap.Head) {
-			state = "mixed"
-		}
-	} else {
-		state = "mixed"
-	}
-	data := map[string]any{"repo": ".", "reason": cause.Error()}
-	if state != "as before" {
-		reason := cause.Error()
-		if errs.ErrorOrNil() != nil {
-			// What the way back could not do, so the person knows where
-			// the tree differs from S.
-			reason += "; undoing it: " + strings.Join(errStrings(errs), "; ")
-		}
-		data = map[string]any{"repos": []map[string]any{{"repo": ".", "state": state, "reason": reason}}}
-		return "failed.rollback_partial", data
-	}
-	return "failed.rollback_undone", data
-}
-
-// parentsStillDirs checks, after git wrote writes, that each one's parents
-// are still directories of the tree, as they were checked to be before.
-// One that is not (a symlink now) was swapped while git wrote, by a smudge
-// filter or another process, and git may have written through it, outside
-// the tree: venom cannot take that back, and must not touch anything
-// there, but it does not call the rollback done. The error names the
-// paths; the rollback then goes back to S where it safely can (RFC 7.6).
-func (ap *applier) parentsStillDirs(writes []plumbing.TreeChange) error {
-	var through []string
-	ap.w.batch(func() {
-		for _, c := range writes {
-			if bad, err := ap.w.parents(c.Path, false); bad != "" || err != nil {
-				through = append(through, fmt.Sprintf("%s (%s is no longer a directory)", c.Path, bad))
-			}
-		}
-	})
-	if len(through) > 0 {
-		return fmt.Errorf("a parent directory was replaced while git wrote, so git may have written outside the tree: %s", strings.Join(through, ", "))
-	}
-	return nil
-}
-
-// errStrings is each error of errs as text.
-func errStrings(errs *multierror.Error) []string {
-	var out []string
-	for _, e := range errs.WrappedErrors() {
-		out = append(out, e.Error())
-	}
-	return out
-}
-
-// backToS runs the recipe from the tree as it is now to S.
-func (ap *applier) backToS(ctx context.Context) error {
-	p := ap.plan
-	cur, err := p.tree.CurrentTree(ctx)
-	if err != nil {
-		return err
-	}
-	changes, err := p.tree.Repo.DiffTrees(ctx, string(cur.Tree), string(p.snap.Tree))
-	if err != nil {
-		return err
-	}
-	w := newWorktree(p.tree.Path(), changes, p.snap)
-	var deletes, writes []plumbing.TreeChange
-	for _, c := range changes {
-		if isGitlink(c) {
-			continue
-		}
-		if c.DstMode == "000000" {
-			deletes = append(deletes, c)
-		} else {
-			writes = append(writes, c)
-		}
-	}
-	byDepth(deletes)
-	for _, c := range deletes {
-		if ok, _ := w.checkDelete(c.Path); ok {
-			if err := w.remove(c.Path); err != nil {
-				return err
-			}
-		}
-	}
-	var ok []plumbing.TreeChange
-	for _, c := range writes {
-		if good, _ := w.checkWrite(c, false); good {
-			ok = append(ok, c)
-		}
-	}
-	perms := planPerms(w, ok, ap.own, p.tree.Config.ExecFromDisk, ap.made)
-	if _, err = p.tree.Repo.Checkout(ctx, ok); err != nil {
-		return err
-	}
-	perms.apply(w)
-	return nil
 }
 
 // rewindFails is the test hook that makes the harness's rewind fail.

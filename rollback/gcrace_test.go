@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,47 @@ func TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting(t *testing.T) {
 				t.Errorf("rollback.ended: %v", ended)
 			}
 		})
+	}
+}
+
+// TestPrunedSafetyCheckpointAfterTheWritesIsUndone: a gc that prunes the
+// safety checkpoint's objects after the writes began (simulated after
+// they are done, and after HEAD moved) is found by the second check,
+// before the backups are removed: the rollback goes back, putting back
+// what it replaced from its own backups (the safety checkpoint can no
+// longer give it), and fails with failed.rollback_undone (issue 13 item
+// 3). It used to report success, with the tree as it was nowhere.
+func TestPrunedSafetyCheckpointAfterTheWritesIsUndone(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"rollback.written", "rollback.head-moved"} {
+		for _, guarded := range []bool{false, true} {
+			if guarded && at == "rollback.head-moved" {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/guarded=%v", at, guarded), func(t *testing.T) {
+				t.Parallel()
+				f, args := crashScenario(t, guarded)
+				r := f.r
+				before := files(disk(t, r.Dir))
+				headBefore, _ := head(r)
+				plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
+				real := runBin(t, r.Dir, "git-venom-rollback",
+					[]string{"GIT_VENOM_TEST_FAILPOINT=" + at + ":exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + pruneSafety},
+					append(append([]string(nil), args...), "--plan", plan.Plan)...)
+				out := parseOut(t, real)
+				if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+					t.Fatalf("rollback whose safety checkpoint was pruned after the writes: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+				}
+				if !strings.Contains(out.Error.Message, "lost") {
+					t.Errorf("message %q does not say the safety checkpoint lost objects", out.Error.Message)
+				}
+				if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+					t.Errorf("the tree is not as it was:\n%s", d)
+				}
+				if h, _ := head(r); h != headBefore {
+					t.Errorf("HEAD is %s, was %s", h, headBefore)
+				}
+			})
+		}
 	}
 }

@@ -247,6 +247,18 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 	return pp
 }
 
+// only is pp for the files of written alone (the others git did not
+// write: something was there), and the same directories.
+func (pp permPlan) only(written map[string]bool) permPlan {
+	out := permPlan{files: map[string]permOf{}, dirs: pp.dirs, made: pp.made}
+	for path, po := range pp.files {
+		if written[path] {
+			out.files[path] = po
+		}
+	}
+	return out
+}
+
 // apply sets the bits once git has written, files first, then directories
 // from the deepest up (a directory's own bits may forbid reaching below
 // it). Only a regular file or a real directory below real directories is

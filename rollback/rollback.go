@@ -68,7 +68,9 @@ type File struct {
 }
 
 // Left is one member of repos[].left (RFC 7.4): a path the rollback does
-// not touch, and why.
+// not touch, and why. The real call adds changed_during_rollback: a path
+// that was not as S had it when the rollback came to write it (a person
+// saved it meanwhile), left as it is (issue 13 item 2).
 type Left struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
@@ -106,6 +108,10 @@ type Repo struct {
 	// blob's (an end-of-line conversion or a filter): the rollback cannot
 	// promise they are byte for byte as captured. Real call only.
 	Converted []string `json:"converted,omitempty"`
+	// Rescued lists saves a person made while the rollback ran into files
+	// it then replaced, and where their bytes are kept (issue 13 item 2).
+	// Real call only.
+	Rescued []Rescued `json:"rescued,omitempty"`
 }
 
 // Conversation is the result's conversation member (RFC 8, 11.1). Resume is
@@ -225,6 +231,7 @@ type plan struct {
 	agent    *journal.Agent
 	target   *journal.Saved
 	snap     *plumbing.Snapshot
+	snapAt   time.Time // just before S's capture began
 	deletes  []plumbing.TreeChange
 	writes   []plumbing.TreeChange
 	headMove bool
@@ -457,6 +464,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.Restore == "files" {
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
+	p.snapAt = time.Now()
 	p.snap, err = t.CurrentTree(ctx)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package rollback
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -292,6 +293,29 @@ func (w *worktree) remove(rel string) error {
 		return err
 	}
 	w.pruneParents(rel)
+	return nil
+}
+
+// mkParents makes rel's missing parent directories, from the root down,
+// never below a symlink, a file or a nested repository: it fails naming
+// the first component that is not a directory of the tree.
+func (w *worktree) mkParents(rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		q := strings.Join(parts[:i], "/")
+		switch kind, err := w.dirAt(q); kind {
+		case atDir:
+			continue
+		case atNothing:
+			if err := os.Mkdir(filepath.Join(w.root, filepath.FromSlash(q)), 0o777); err != nil {
+				return err
+			}
+		case atError:
+			return err
+		default:
+			return fmt.Errorf("%s is not a directory of the tree", q)
+		}
+	}
 	return nil
 }
 

@@ -155,6 +155,27 @@ func Verification(res *rollback.Result) string {
 	return ""
 }
 
+// RescuedLines are the lines a real call's result says of the saves it
+// kept (repos[].rescued, issue 13 item 2): a person's saves made while it
+// ran into files it then replaced, which are not in the tree now, each
+// with the command that shows it (or the file that holds it). None when
+// there were none.
+func RescuedLines(res *rollback.Result) []string {
+	if len(res.Repos) == 0 || len(res.Repos[0].Rescued) == 0 {
+		return nil
+	}
+	rs := res.Repos[0].Rescued
+	lines := []string{fmt.Sprintf("kept %d save(s) made while the rollback ran into files it then replaced; they are not in the tree now:", len(rs))}
+	for _, r := range rs {
+		if r.Ref != "" {
+			lines = append(lines, fmt.Sprintf("    %s: git show %s:%s", quotePath(r.Path), r.Ref, quotePath(r.Path)))
+		} else {
+			lines = append(lines, fmt.Sprintf("    %s: in %s", quotePath(r.Path), r.File))
+		}
+	}
+	return lines
+}
+
 // RollbackCommand is the git venom-rollback command that confirms the
 // dry run res made with o's choices: its agent, checkpoint and plan id,
 // and the choices that differ from the defaults.

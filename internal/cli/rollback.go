@@ -170,6 +170,9 @@ func printRollback(e *env, res *rollback.Result) {
 	}
 	printRows(e, v.Rows, w)
 	fmt.Fprintln(e.Out)
+	for _, l := range RescuedLines(res) {
+		fmt.Fprintln(e.Out, l)
+	}
 	if l := Verification(res); l != "" {
 		fmt.Fprintln(e.Out, l)
 	}

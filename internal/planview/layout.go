@@ -14,7 +14,7 @@ type Columns struct {
 
 // ColumnsOf returns the columns that fit every row of rows: at least 6
 // cells for the change (create, modify, delete, left) and 7 for the class
-// (outside, or a left path's reason, up to ignored_in_the_way's 18).
+// (outside, or a left path's reason, up to changed_during_rollback's 23).
 func ColumnsOf(rows []Row) Columns {
 	c := Columns{Change: 6, Class: 7}
 	for _, r := range rows {

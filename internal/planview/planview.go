@@ -30,7 +30,8 @@ const Left = "left"
 // create, modify or delete and Class agent, turn or outside (RFC 7.3); or
 // a path it leaves as it is (RFC 7.4), with Change Left, Class its reason
 // (outside, too_big, skip_worktree, gitlink, ignored_in_the_way,
-// ignored_at_target) and Detail the reason's detail ("" when none). Path is
+// ignored_at_target, and after a real call changed_during_rollback) and
+// Detail the reason's detail ("" when none). Path is
 // relative to the tree's top, with "/", as git stores it (any byte but
 // NUL); Quote makes it printable.
 type Item struct {

@@ -67,6 +67,9 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 		lines = append(lines, wrap(l, w, strings.Repeat(" ", 14))...)
 	}
 	var tail []string
+	for _, l := range cli.RescuedLines(res) {
+		tail = append(tail, st.err.Render(l))
+	}
 	if l := cli.Verification(res); l != "" {
 		if strings.HasPrefix(l, "verified") {
 			tail = append(tail, st.ok.Render(l))

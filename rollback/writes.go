@@ -1,0 +1,1109 @@
+package rollback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/failpoint"
+	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// How a rollback writes (RFC 7.4 step 4), so that nothing a person saves
+// while it runs is lost (issue 13 items 1 to 3):
+//
+//   - Before the first write, each planned path is looked at once
+//     (baseline): its lstat, and, when its last change is too near S's
+//     capture for the capture to be sure to have read it as it is, its
+//     bytes against S's blob.
+//   - The writes go to git in batches of writeBatch paths. Just before a
+//     batch, each of its paths is checked again: parents, what is in the
+//     way, and its lstat against the baseline. A path that changed since
+//     S is left as it is, in left with reason changed_during_rollback.
+//   - What S held at a path is not unlinked by git: the rollback renames
+//     it into a backup directory under the git dir itself (deletions
+//     too), and checkout-index runs without -f, creating each file with
+//     O_EXCL. A save that recreates the path after the rename is kept by
+//     git ("already exists") and left; a write into the old file lands in
+//     the backup.
+//   - Before the backups are removed, each is compared with what the
+//     baseline saw (rescue): a difference is a save made during the
+//     rollback, and its bytes are kept under refs/venom/rescued/, named in
+//     the result's rescued[].
+//   - A git child killed with venom (a parent-death signal on Linux) or
+//     left running (macOS) holds one batch at most, whose paths are
+//     already cleared: it can write only where nothing is.
+
+// writeBatch is how many paths one checkout-index is given: what a git
+// child can still write after venom died where no parent-death signal
+// kills it, and how long a path stays cleared before git writes it. A
+// batch costs two git starts (the private index, the checkout).
+const writeBatch = 128
+
+// stamp is what any change to a path changes: its type, size, times,
+// device and inode.
+type stamp struct {
+	mode       fs.FileMode // type bits only
+	size       int64
+	mtime      int64 // ns
+	ctime      int64 // ns; 0 where the system gives none
+	dev, ino   uint64
+	regular    bool
+	executable bool
+}
+
+func stampOf(st os.FileInfo) stamp {
+	s := stamp{mode: st.Mode().Type(), size: st.Size(), mtime: st.ModTime().UnixNano(),
+		regular: st.Mode().IsRegular(), executable: st.Mode()&0o100 != 0}
+	s.dev, s.ino, s.ctime, _ = plumbing.StatIdentity(st)
+	return s
+}
+
+// sameFile reports whether a and b are the same file with no write to
+// its bytes between them: a rename changes a file's ctime, not this.
+func (a stamp) sameFile(b stamp) bool {
+	return a.mode == b.mode && a.size == b.size && a.mtime == b.mtime && a.dev == b.dev && a.ino == b.ino
+}
+
+// unchanged reports whether nothing at all happened to the file between
+// a and b (a chmod or a rename changes its ctime).
+func (a stamp) unchanged(b stamp) bool { return a.sameFile(b) && a.ctime == b.ctime }
+
+// recentTo reports whether the file's last change (its ctime) may have
+// come after, or during, a capture that began at t: the file systems'
+// clocks tick coarsely (a jiffy on Linux, up to a second or two where
+// times have no fraction), so a change up to one tick before t may carry
+// a time after the capture read the file, and one just after it a time
+// before. Without a ctime every file is recent.
+func (a stamp) recentTo(t time.Time) bool {
+	if a.ctime == 0 {
+		return true
+	}
+	margin := 100 * time.Millisecond
+	if a.ctime%int64(time.Second) == 0 {
+		margin = 2 * time.Second // a file system whose times have no fraction
+	}
+	return a.ctime >= t.Add(-margin).UnixNano()
+}
+
+// seen is what a planned path held when the writes began, for a path S
+// holds a file or symlink at.
+type seen struct {
+	present bool
+	st      stamp
+	// racy: its last change was too near S's capture (recentTo) for its
+	// lstat alone to say S read it as it is; then raw is its bytes' hash
+	// (no filters) as they were found to be S's.
+	racy bool
+	raw  plumbing.OID
+	// changed says how it differs from S, already ("" when it does not).
+	changed string
+}
+
+// backup is what the rollback moved out of a path: file is where it is
+// now, st what the baseline saw, copied whether it is a copy (the backup
+// directory is on another device) rather than the file itself.
+type backup struct {
+	file   string
+	st     stamp
+	copied bool
+}
+
+// applier carries out the file and HEAD steps and knows how to undo them.
+type applier struct {
+	plan      *plan
+	w         *worktree
+	backupDir string
+	backups   map[string]*backup // path -> what the rollback moved away from it
+	before    map[string]*seen   // path -> the baseline, for paths S holds
+	wrote     map[string]stamp   // path -> what git wrote there, once written
+	pending   []plumbing.TreeChange
+	left      []Left // paths left because they changed during the rollback
+	rescued   []Rescued
+	keep      bool // a save could not be rescued: keep the backup directory
+	touched   bool // any file was moved, written or removed
+	headMoved bool
+	indexCopy string // copy of the user's index taken before it was reset
+	converted []string
+	// own is the permission bits this rollback may lose (logged in
+	// rollback.started, given back if it fails); restore is those of the
+	// rollback whose safety checkpoint is the target, when it is an undo.
+	own     []journal.PathPerm
+	restore []journal.PathPerm
+	made    created   // what git gives what it creates here
+	began   time.Time // when the writes' preparation began
+	// safety is the safety checkpoint's record; safetyObjs what of it no
+	// ref but its own keeps (safetyWhole), once read.
+	safety     journal.RepoState
+	safetyObjs []plumbing.OID
+}
+
+// Rescued is one member of repos[].rescued (the toolkit's addition, issue
+// 13 item 2): bytes a person saved into a planned path while the rollback
+// ran, which the rollback had moved away and replaced. They are kept as
+// Blob, at Path in the tree of the commit Ref names (the safety
+// checkpoint's tree with the rescued files in it): `git show
+// <ref>:<path>`. When they could not be stored, File is where they are on
+// disk instead (the backup is kept).
+type Rescued struct {
+	Path string `json:"path"`
+	Blob string `json:"blob,omitempty"`
+	Ref  string `json:"ref,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// leave puts path in left with reason changed_during_rollback.
+func (ap *applier) leave(path, detail string) {
+	ap.left = append(ap.left, Left{Path: path, Reason: "changed_during_rollback", Detail: detail})
+}
+
+// baseline looks at every planned path S holds a file or symlink at, once,
+// before the first write: its lstat, and, when that cannot prove S read
+// it as it is (recentTo S's capture), its bytes against S's blob (one
+// hash-object for the bytes, one through the path's filters) or, for a
+// symlink, its target. The batches compare against it (still).
+func (ap *applier) baseline(ctx context.Context) error {
+	p := ap.plan
+	r := p.tree.Repo
+	ap.before = map[string]*seen{}
+	var racyFiles []string
+	var racyLinks []plumbing.OID
+	src := map[string]plumbing.TreeChange{}
+	// One pass of lstats, each parent directory looked at once.
+	ap.w.batch(func() {
+		for _, c := range p.changes() {
+			if c.SrcMode == "000000" || c.SrcMode == "160000" {
+				continue
+			}
+			src[c.Path] = c
+			b := &seen{}
+			ap.before[c.Path] = b
+			st, err := ap.w.lstatReal(c.Path)
+			if err != nil {
+				b.changed = "gone since the plan's capture"
+				continue
+			}
+			b.present, b.st = true, stampOf(st)
+			isLink := st.Mode()&fs.ModeSymlink != 0
+			switch {
+			case !isLink && !st.Mode().IsRegular(),
+				// With core.symlinks off git writes a symlink as a file.
+				p.tree.Config.ModesFromDisk && isLink != (c.SrcMode == "120000"):
+				b.changed = "another type since the plan's capture"
+			case p.tree.Config.ExecFromDisk && c.SrcMode != "120000" && b.st.executable != (c.SrcMode == "100755"):
+				b.changed = "another mode since the plan's capture"
+			case b.st.recentTo(p.snapAt):
+				b.racy = true
+				if isLink {
+					racyLinks = append(racyLinks, c.Src)
+				} else {
+					racyFiles = append(racyFiles, c.Path)
+				}
+			}
+		}
+	})
+	if len(racyFiles) > 0 {
+		// The bytes first, then what a capture makes of them: a write
+		// between the two shows in the second.
+		raw, err := r.RawHashes(ctx, racyFiles)
+		if err != nil {
+			return fmt.Errorf("reading files changed as the rollback began: %w", err)
+		}
+		clean, err := r.CleanHashes(ctx, racyFiles)
+		if err != nil {
+			return fmt.Errorf("reading files changed as the rollback began: %w", err)
+		}
+		for _, path := range racyFiles {
+			b := ap.before[path]
+			b.raw = raw[path]
+			if h, ok := clean[path]; !ok || h != src[path].Src || b.raw == "" {
+				b.changed = "changed since the plan's capture"
+			}
+		}
+	}
+	if len(racyLinks) > 0 {
+		targets, err := r.ReadBlobs(ctx, racyLinks)
+		if err != nil {
+			return err
+		}
+		for path, b := range ap.before {
+			c := src[path]
+			if !b.racy || b.st.mode&fs.ModeSymlink == 0 {
+				continue
+			}
+			if t, err := os.Readlink(filepath.Join(ap.w.root, filepath.FromSlash(path))); err != nil || t != string(targets[c.Src]) {
+				b.changed = "changed since the plan's capture"
+			}
+		}
+	}
+	return nil
+}
+
+// still reports whether the path of c, which S holds a file or symlink
+// at, holds now what the baseline saw, which is S's: as each batch comes
+// to it, just before it is moved away. detail says what changed.
+func (ap *applier) still(rel string) (bool, string) {
+	b := ap.before[rel]
+	if b == nil {
+		return true, ""
+	}
+	if b.changed != "" {
+		return false, b.changed
+	}
+	st, err := ap.w.lstatReal(rel)
+	if err != nil {
+		return false, "gone since the plan's capture"
+	}
+	if !stampOf(st).unchanged(b.st) {
+		return false, "saved while the rollback ran"
+	}
+	return true, ""
+}
+
+// moveAway moves what is at rel, a file or symlink S holds, out of the
+// tree into the backup directory, after a last lstat against the
+// baseline: false (and nothing moved) when it is no longer what S held.
+// Its parents were checked just before (worktree.checkWrite or
+// checkDelete). A backup directory on another device gets a copy, and
+// the file is removed once the copy is made and the file is still as
+// the baseline saw it.
+func (ap *applier) moveAway(rel string) (bool, error) {
+	if ok, _ := ap.still(rel); !ok || ap.before[rel] == nil {
+		return false, nil
+	}
+	if err := ap.backupDirReady(); err != nil {
+		return false, err
+	}
+	abs := filepath.Join(ap.w.root, filepath.FromSlash(rel))
+	dst := filepath.Join(ap.backupDir, strconv.Itoa(len(ap.backups)))
+	b := &backup{file: dst, st: ap.before[rel].st}
+	err := os.Rename(abs, dst)
+	if errors.Is(err, syscall.EXDEV) {
+		b.copied = true
+		var moved bool
+		if moved, err = copyAway(abs, dst, b.st); err == nil && !moved {
+			return false, nil
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("moving %s out of the way: %w", rel, err)
+	}
+	ap.backups[rel] = b
+	ap.touched = true
+	return true, nil
+}
+
+// backupDirReady makes the backup directory, in the worktree's scratch
+// directory in the git dir (never in the tree: a capture would see it).
+func (ap *applier) backupDirReady() error {
+	if ap.backupDir != "" {
+		return nil
+	}
+	d, err := ap.plan.tree.Repo.TmpDir()
+	if err != nil {
+		return err
+	}
+	if ap.backupDir, err = os.MkdirTemp(d, "backup-"); err != nil {
+		return err
+	}
+	ap.backups = map[string]*backup{}
+	return nil
+}
+
+// copyAway copies the file or symlink at abs to dst, and removes abs if
+// it is still the file st describes (else removes the copy and answers
+// false): for a backup directory on another device.
+func copyAway(abs, dst string, st stamp) (bool, error) {
+	if err := copyEntry(abs, dst); err != nil {
+		return false, err
+	}
+	if now, err := os.Lstat(abs); err != nil || !stampOf(now).unchanged(st) {
+		os.Remove(dst)
+		return false, nil
+	}
+	return true, os.Remove(abs)
+}
+
+// copyEntry copies a regular file (its bytes and permission bits) or a
+// symlink from src to a new dst.
+func copyEntry(src, dst string) error {
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		t, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(t, dst)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, st.Mode().Perm())
+}
+
+// putBack moves a backup back to abs, replacing what is there (what the
+// rollback wrote) or into its absence, and says whether it did.
+func putBack(b *backup, abs string) error {
+	if !b.copied {
+		if err := os.Rename(b.file, abs); !errors.Is(err, syscall.EXDEV) {
+			return err
+		}
+	}
+	tmp := abs + ".venom-restore"
+	os.Remove(tmp)
+	if err := copyEntry(b.file, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, abs)
+}
+
+// clearDir removes the directory at rel if it holds nothing but empty
+// directories (checkWrite let a write replace it: its files were the
+// plan's to delete); false when something is in it now.
+func clearDir(abs string) bool {
+	var dirs []string
+	clean := true
+	_ = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			clean = false
+			return filepath.SkipAll
+		}
+		dirs = append(dirs, p)
+		return nil
+	})
+	if !clean {
+		return false
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if os.Remove(dirs[i]) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// run deletes, writes and moves HEAD (RFC 7.4 steps 4 and 5), as the
+// comment at the top of this file says.
+func (ap *applier) run(ctx context.Context) error {
+	p := ap.plan
+	r := p.tree.Repo
+	if err := ap.baseline(ctx); err != nil {
+		return err
+	}
+	ap.wrote = map[string]stamp{}
+	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
+	byDepth(deletes)
+	for _, c := range deletes {
+		if ok, detail := ap.w.checkDelete(c.Path); !ok {
+			ap.leave(c.Path, "something is in the way: "+detail)
+			continue
+		}
+		if ok, detail := ap.still(c.Path); !ok {
+			ap.leave(c.Path, detail)
+			continue
+		}
+		moved, err := ap.moveAway(c.Path)
+		if err != nil {
+			return err
+		}
+		if !moved {
+			ap.leave(c.Path, "saved while the rollback ran")
+			continue
+		}
+		ap.w.pruneParents(c.Path)
+	}
+	failpoint.Hit("rollback.deleted")
+	// A directory the deletions emptied and the writes fill again gets its
+	// own bits back, in any rollback; in an undo, what is not there now
+	// gets the bits its rollback logged (own first: the first wins).
+	recorded := append(dirsOnly(ap.own), ap.restore...)
+	for start := 0; start < len(p.writes); start += writeBatch {
+		if err := ap.writeOneBatch(ctx, p.writes[start:min(start+writeBatch, len(p.writes))], recorded); err != nil {
+			return err
+		}
+		failpoint.Hit("rollback.batch-written")
+	}
+	// What checkout-index wrote may not be the blob's bytes: an
+	// end-of-line conversion or a smudge filter changed them, and a tree
+	// compare cannot see it (CASES BR-35). Such paths are reported, and the
+	// result is not called exact.
+	var regular []string
+	want := map[string]plumbing.OID{}
+	for _, c := range p.writes {
+		if _, ok := ap.wrote[c.Path]; ok && (c.DstMode == "100644" || c.DstMode == "100755") {
+			regular = append(regular, c.Path)
+			want[c.Path] = c.Dst
+		}
+	}
+	if len(regular) > 0 {
+		raw, err := r.RawHashes(ctx, regular)
+		if err == nil {
+			for _, path := range regular {
+				if h, ok := raw[path]; ok && h != want[path] {
+					ap.converted = append(ap.converted, path)
+				}
+			}
+		}
+	}
+	failpoint.Hit("rollback.written")
+	if p.headMove {
+		// Keep the user's index to put back if the move fails.
+		cp, err := r.PrivateIndex("user-index")
+		if err != nil {
+			return err
+		}
+		if err := plumbing.CopyKeepMtime(r.RealIndex(), cp); err != nil {
+			return fmt.Errorf("saving the index before moving HEAD: %w", err)
+		}
+		ap.indexCopy = cp
+		if err := r.MoveHead(ctx, p.branch, p.headTo, p.headFrom, "venom rollback "+p.agent.ID+" to "+p.target.ID()); err != nil {
+			return fmt.Errorf("moving HEAD: %w", err)
+		}
+		ap.headMoved = true
+		failpoint.Hit("rollback.head-moved")
+		// The index follows HEAD (RFC 7.5); in the undo of a rollback
+		// that moved HEAD, it becomes what that rollback found.
+		to := p.headTo
+		if p.indexTree != "" {
+			to = p.indexTree
+		}
+		if err := r.ResetIndex(ctx, to); err != nil {
+			return err
+		}
+	}
+	// Again before the backups can go: a gc that began while the
+	// rollback ran may have pruned the safety checkpoint since the first
+	// check. The backups still hold what the rollback replaced, and the
+	// way back puts the tree back from them (fail, recover).
+	return ap.safetyWhole(ctx)
+}
+
+// writeOneBatch writes one batch of the plan's writes: each path checked
+// again and, where S holds a file, moved out of the way, then the lot
+// given to checkout-index (without -f), then what git wrote recorded.
+func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChange, recorded []journal.PathPerm) error {
+	p := ap.plan
+	r := p.tree.Repo
+	var ok []plumbing.TreeChange
+	var perms permPlan
+	ap.w.batch(func() {
+		for _, c := range batch {
+			if good, detail := ap.w.checkWrite(c, false); !good {
+				ap.leave(c.Path, "something is in the way: "+detail)
+				continue
+			}
+			if good, detail := ap.still(c.Path); !good {
+				ap.leave(c.Path, detail)
+				continue
+			}
+			ok = append(ok, c)
+		}
+		perms = planPerms(ap.w, ok, recorded, p.tree.Config.ExecFromDisk, ap.made)
+	})
+	var write []plumbing.TreeChange
+	for _, c := range ok {
+		abs := filepath.Join(ap.w.root, filepath.FromSlash(c.Path))
+		st, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return err
+		case st.IsDir():
+			if !clearDir(abs) {
+				ap.leave(c.Path, "something was put there while the rollback ran")
+				continue
+			}
+			ap.touched = true
+		default:
+			moved, err := ap.moveAway(c.Path)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				ap.leave(c.Path, "saved while the rollback ran")
+				continue
+			}
+		}
+		write = append(write, c)
+	}
+	if len(write) == 0 {
+		return nil
+	}
+	ap.touched = true
+	ap.pending = write
+	refused, filterFailed, err := r.Checkout(ctx, write)
+	if err != nil {
+		return err
+	}
+	ap.pending = nil
+	gone := map[string]bool{}
+	for _, path := range refused {
+		gone[path] = true
+		ap.leave(path, "saved while the rollback ran")
+	}
+	if err := ap.parentsStillDirs(write); err != nil {
+		return err
+	}
+	written := map[string]bool{}
+	var paths []string
+	for _, c := range write {
+		if !gone[c.Path] {
+			written[c.Path] = true
+			paths = append(paths, c.Path)
+		}
+	}
+	perms.only(written).apply(ap.w)
+	for _, path := range paths {
+		if st, err := ap.w.lstatReal(path); err == nil {
+			ap.wrote[path] = stampOf(st)
+		}
+	}
+	if filterFailed {
+		// A smudge filter failed and git wrote the blob as it is (a
+		// pointer, for LFS): those files are not what the checkpoint
+		// meant, and the result must not say exact (CASES BR-36).
+		if fp, err := r.FilterPaths(ctx, paths, false); err == nil {
+			ap.converted = append(ap.converted, fp...)
+		}
+	}
+	return nil
+}
+
+// rescue implements issue 13 item 2 (b), before the backups are
+// removed: each backup still there is compared with what the baseline
+// saw, which was S's. A backup that is not the same file unchanged (a
+// regular file: same inode, size and mtime, or, for one whose baseline
+// was too near S's capture, the same bytes; a symlink: the same inode)
+// holds a save made during the rollback into the file it moved away, or
+// made just before it moved it: those bytes are written as blobs, in S's
+// tree at their paths, in a commit whose parent is the safety checkpoint,
+// under refs/venom/rescued/<agent>/<n> (n the safety checkpoint's). What
+// cannot be stored keeps the backup directory and is named by its file.
+func (ap *applier) rescue(ctx context.Context) {
+	if len(ap.backups) == 0 {
+		return
+	}
+	p := ap.plan
+	r := p.tree.Repo
+	src := map[string]plumbing.TreeChange{}
+	for _, c := range p.changes() {
+		src[c.Path] = c
+	}
+	var files []string // backups to hash
+	var paths []string // their paths in the tree
+	var links []string
+	for path, b := range ap.backups {
+		if b.copied {
+			continue // copied after the last look, and removed only if still the same
+		}
+		st, err := os.Lstat(b.file)
+		if err != nil {
+			continue
+		}
+		now := stampOf(st)
+		seen := ap.before[path]
+		switch {
+		case now.mode&fs.ModeSymlink != 0:
+			if !now.sameFile(b.st) {
+				links = append(links, path)
+			}
+		case now.regular && (seen.racy || !now.sameFile(b.st)):
+			files = append(files, b.file)
+			paths = append(paths, path)
+		}
+	}
+	if len(files)+len(links) == 0 {
+		return
+	}
+	var saves []string
+	raw, err := r.RawHashes(ctx, files)
+	for i, f := range files {
+		path := paths[i]
+		h, ok := raw[f]
+		switch {
+		case err != nil || !ok:
+			saves = append(saves, path)
+		case ap.before[path].racy && h == ap.before[path].raw:
+		case !ap.before[path].racy && h == src[path].Src:
+			// The same bytes as S's blob: touched, not changed.
+		default:
+			saves = append(saves, path)
+		}
+	}
+	saves = append(saves, links...)
+	if len(saves) == 0 {
+		return
+	}
+	sort.Strings(saves)
+	ap.rescued = ap.store(ctx, saves)
+}
+
+// store keeps the backups of paths (saves found by rescue) in the
+// object store and under a ref, and returns them as rescued[]. On a
+// failure each is named by its backup file, and the backup directory is
+// kept.
+func (ap *applier) store(ctx context.Context, paths []string) []Rescued {
+	p := ap.plan
+	r := p.tree.Repo
+	byFile := func() []Rescued {
+		ap.keep = true
+		var out []Rescued
+		for _, path := range paths {
+			out = append(out, Rescued{Path: path, File: ap.backups[path].file})
+		}
+		return out
+	}
+	var files []string
+	entries := map[string]*plumbing.Entry{}
+	for _, path := range paths {
+		b := ap.backups[path]
+		st, err := os.Lstat(b.file)
+		if err != nil {
+			return byFile()
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			t, err := os.Readlink(b.file)
+			if err != nil {
+				return byFile()
+			}
+			tf := b.file + ".target"
+			if err := os.WriteFile(tf, []byte(t), 0o600); err != nil {
+				return byFile()
+			}
+			files = append(files, tf)
+			entries[path] = &plumbing.Entry{Mode: "120000"}
+			continue
+		}
+		files = append(files, b.file)
+		mode := "100644"
+		if st.Mode()&0o100 != 0 {
+			mode = "100755"
+		}
+		entries[path] = &plumbing.Entry{Mode: mode}
+	}
+	oids, err := r.StoreRaw(ctx, files)
+	if err != nil || len(oids) != len(files) {
+		return byFile()
+	}
+	objs := []plumbing.OID{}
+	for i, path := range paths {
+		entries[path].OID = oids[files[i]]
+		objs = append(objs, oids[files[i]])
+	}
+	tree, err := r.EditTree(ctx, plumbing.OID(ap.safety.Tree), entries)
+	if err != nil {
+		return byFile()
+	}
+	n, _ := refs.ParseID(p.res.Safety)
+	msg := fmt.Sprintf("venom: %d save(s) made during the rollback of %s to %s\n\nThe safety checkpoint %s with the files a person saved while the rollback\nran, which it had replaced: %s\n",
+		len(paths), p.agent.ID, p.target.ID(), p.res.Safety, strings.Join(paths, ", "))
+	commit, err := r.CommitTree(ctx, tree, plumbing.OID(ap.safety.Commit), msg)
+	if err != nil {
+		return byFile()
+	}
+	ref := refs.Rescued(p.agent.ID, n)
+	if err := r.CreateRef(ctx, ref, commit, "venom: saves made during a rollback"); err != nil {
+		return byFile()
+	}
+	// A gc beside the rollback may prune these as it may the safety
+	// checkpoint's: the backups stay until they are found whole.
+	if missing, err := r.Missing(ctx, append(objs, commit, tree)); err != nil || len(missing) > 0 {
+		return byFile()
+	}
+	var out []Rescued
+	for _, path := range paths {
+		out = append(out, Rescued{Path: path, Blob: string(entries[path].OID), Ref: ref})
+	}
+	return out
+}
+
+// cleanup removes the backups (unless a save among them could not be
+// stored) and the copy of the user's index.
+func (ap *applier) cleanup() {
+	if ap.backupDir != "" && !ap.keep {
+		os.RemoveAll(ap.backupDir)
+	}
+	if ap.indexCopy != "" {
+		plumbing.RemovePrivateIndex(ap.indexCopy)
+	}
+}
+
+// safetyWhole checks that the safety checkpoint's objects are all in the
+// object store: its commit, its tree, and every blob of S that HEAD's
+// tree does not hold (HEAD and its reflog keep the rest). Its cost follows
+// what differs from HEAD (plumbing.BlobsBeyond), not the tree. A gc that
+// prunes while the rollback runs (`git gc --prune=now`, whose walk of
+// what is reachable began before the safety ref existed) deletes them
+// although the ref now names them; a tree object gone makes the listing
+// itself fail. The error says which objects are missing.
+func (ap *applier) safetyWhole(ctx context.Context) error {
+	r := ap.plan.tree.Repo
+	id := ap.plan.res.Safety
+	if ap.safetyObjs == nil {
+		tree := plumbing.OID(ap.safety.Tree)
+		objs := []plumbing.OID{plumbing.OID(ap.safety.Commit), tree}
+		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
+			return notWhole(id, missing, err)
+		}
+		blobs, err := r.BlobsBeyond(ctx, tree, ap.plan.snap.Head)
+		if err != nil {
+			return notWhole(id, nil, err)
+		}
+		ap.safetyObjs = append(objs, blobs...)
+	}
+	missing, err := r.Missing(ctx, ap.safetyObjs)
+	if err != nil || len(missing) > 0 {
+		return notWhole(id, missing, err)
+	}
+	return nil
+}
+
+// notWhole is safetyWhole's error: missing objects (a few named), or the
+// failure to read them.
+func notWhole(id string, missing []plumbing.OID, err error) error {
+	if err != nil {
+		return fmt.Errorf("the safety checkpoint %s could not be read whole: %w", id, err)
+	}
+	var names []string
+	for i, o := range missing {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(missing)-3))
+			break
+		}
+		names = append(names, string(o))
+	}
+	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), strings.Join(names, ", "))
+}
+
+// fail ends a rollback that failed, or was interrupted (its context
+// ended: Ctrl-C, SIGTERM, a hang-up), after rollback.started: RFC 7.6's
+// way back (recover), logged in rollback.ended, and the error that says
+// where the tree is. The way back runs to its end on a context of its
+// own (ownContext): run on the cancelled one, every git it starts would
+// fail at once, and a tree back at S would be called mixed (issue 13
+// item 7).
+func (ap *applier) fail(ctx context.Context, ended journal.RollbackEnded, cause error) error {
+	t, res := ap.plan.tree, &ap.plan.res
+	what := "failed"
+	if ctx.Err() != nil {
+		what = "was interrupted"
+		cause = fmt.Errorf("interrupted (%v)", context.Cause(ctx))
+	}
+	uctx, cancel := ownContext(ctx, ap.began)
+	defer cancel()
+	code, data := ap.recover(uctx, cause)
+	ended.Code = code
+	if len(ap.rescued) > 0 && ap.rescued[0].Ref != "" {
+		ended.Rescued = ap.rescued[0].Ref
+	}
+	var err error = cause
+	if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
+		err = multierror.Append(err, lerr)
+	}
+	data["safety"] = res.Safety
+	msg := "the rollback " + what + " and was undone: the tree is as it was before"
+	if code == "failed.rollback_partial" {
+		msg = "the rollback " + what + " and could not be fully undone"
+	}
+	e := rfcerr.Wrap(code, err, data, "%s", msg).
+		WithHint("%s", checkpoint.UndoHint(ap.plan.agent.ID, res.Safety))
+	if len(ap.rescued) > 0 {
+		data["rescued"] = ap.rescued
+		for _, rs := range ap.rescued {
+			if rs.Ref != "" {
+				e = e.WithHint("a save made while the rollback ran is kept: git show %s:%s", rs.Ref, rs.Path)
+			} else {
+				e = e.WithHint("a save made while the rollback ran is kept in %s (it was %s)", rs.File, rs.Path)
+			}
+		}
+	}
+	return e
+}
+
+// ownContext is a context for the steps that must run to their end once
+// the writes began: the way back after a failure or an interruption, and
+// the reads that judge what was done. It does not end with ctx, but is
+// bounded: two minutes, plus four times as long as the rollback has run
+// since began (a way back costs about what the way there did), so a git
+// that hangs (a smudge filter waiting on the network) cannot hold the
+// tree's locks for ever.
+func ownContext(ctx context.Context, began time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute+4*time.Since(began))
+}
+
+// recover implements RFC 7.6 after a failure: it undoes what the rollback
+// did, and only that. A path holding what git wrote gets back what was
+// moved away from it, from its backup (or S's entry from the safety
+// checkpoint, where none was moved), or is removed where S had nothing;
+// a path the rollback deleted gets its backup back; HEAD and the index
+// go back. A path someone else wrote meanwhile is kept as it is, and so
+// is anything outside the plan. Then the planned paths must match S's
+// capture again, except those kept: failed.rollback_undone when they do,
+// else failed.rollback_partial, whose reason says what was not put back.
+// Nothing is ever put back through a parent that is no longer a
+// directory of the tree.
+func (ap *applier) recover(ctx context.Context, cause error) (string, map[string]any) {
+	p := ap.plan
+	r := p.tree.Repo
+	defer ap.cleanup()
+	var errs *multierror.Error
+	kept := map[string]bool{}
+	for _, l := range ap.left {
+		kept[l.Path] = true
+	}
+	// What the batch in flight wrote before git failed is ours where it
+	// is the target's entry.
+	ap.claimPending(ctx)
+	root := p.tree.Path()
+	var fromS []plumbing.TreeChange
+	for _, c := range p.writes {
+		rel := c.Path
+		b := ap.backups[rel]
+		ours, wrote := ap.wrote[rel]
+		if b == nil && !wrote {
+			continue // not touched
+		}
+		if bad, err := ap.w.parents(rel, false); bad != "" || err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("not putting back %s: %s is not a directory of the tree", rel, bad))
+			continue
+		}
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		st, err := os.Lstat(abs)
+		present := err == nil
+		if present && (!wrote || !stampOf(st).sameFile(ours)) {
+			// Someone wrote here after the rollback cleared it.
+			kept[rel] = true
+			continue
+		}
+		switch {
+		case b != nil:
+			if err := putBack(b, abs); err != nil {
+				errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
+				continue
+			}
+			delete(ap.backups, rel)
+		case c.SrcMode == "000000":
+			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = multierror.Append(errs, fmt.Errorf("removing %s: %w", rel, err))
+				continue
+			}
+			ap.w.pruneParents(rel)
+		default:
+			// S's entry without a backup (moved away by no one: the
+			// write replaced an empty directory, or nothing).
+			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = multierror.Append(errs, fmt.Errorf("removing %s: %w", rel, err))
+				continue
+			}
+			fromS = append(fromS, plumbing.TreeChange{SrcMode: c.DstMode, Src: c.Dst, DstMode: c.SrcMode, Dst: c.Src, Path: rel})
+		}
+	}
+	// The deletions, deepest last: a parent comes back before its files.
+	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
+	byDepth(deletes)
+	perms := planPerms(ap.w, nil, dirsOnly(ap.own), p.tree.Config.ExecFromDisk, ap.made)
+	for i := len(deletes) - 1; i >= 0; i-- {
+		rel := deletes[i].Path
+		b := ap.backups[rel]
+		if b == nil {
+			continue
+		}
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		if err := ap.w.mkParents(rel); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("not putting back %s: %w", rel, err))
+			continue
+		}
+		if _, err := os.Lstat(abs); err == nil {
+			kept[rel] = true // recreated meanwhile
+			continue
+		}
+		if err := putBack(b, abs); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
+			continue
+		}
+		delete(ap.backups, rel)
+	}
+	perms.apply(ap.w)
+	if ap.headMoved {
+		if err := r.MoveHead(ctx, p.branch, p.headFrom, p.headTo, "venom rollback undone"); err != nil {
+			errs = multierror.Append(errs, err)
+		}
+	}
+	if ap.indexCopy != "" {
+		if err := os.Rename(ap.indexCopy, r.RealIndex()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = multierror.Append(errs, fmt.Errorf("putting back the index: %w", err))
+		}
+	}
+	if len(fromS) > 0 {
+		sp := planPerms(ap.w, fromS, ap.own, p.tree.Config.ExecFromDisk, ap.made)
+		refused, _, err := r.Checkout(ctx, fromS)
+		if err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("writing back S's files: %w", err))
+		}
+		for _, path := range refused {
+			kept[path] = true
+		}
+		sp.apply(ap.w)
+	}
+	// A save into a file the rollback had moved away, and that is not
+	// going back (its path holds another save now), is kept.
+	ap.rescue(ctx)
+	state, reason := "as before", ""
+	if errs.ErrorOrNil() != nil {
+		state, reason = "mixed", strings.Join(errStrings(errs), "; ")
+	} else if ap.touched || ap.headMoved {
+		// The planned paths must match S again, but for those someone
+		// else wrote meanwhile. HEAD is ours to judge only when we moved
+		// it: if the compare-and-swap failed, another process moved the
+		// branch, and that commit is theirs, not a half-undone rollback.
+		snap, err := p.tree.CurrentTree(ctx)
+		switch {
+		case err != nil:
+			state, reason = "mixed", "capturing the tree again: "+err.Error()
+		case ap.headMoved && snap.Head != p.snap.Head:
+			state, reason = "mixed", "HEAD did not go back"
+		case snap.Tree != p.snap.Tree:
+			diff, err := r.DiffTrees(ctx, string(snap.Tree), string(p.snap.Tree))
+			if err != nil {
+				state, reason = "mixed", "comparing with S: "+err.Error()
+				break
+			}
+			planned := map[string]bool{}
+			for _, c := range p.changes() {
+				planned[c.Path] = true
+			}
+			var off []string
+			for _, c := range diff {
+				if planned[c.Path] && !kept[c.Path] {
+					off = append(off, c.Path)
+				}
+			}
+			if len(off) > 0 {
+				state, reason = "mixed", "not as before: "+strings.Join(off, ", ")
+			}
+		}
+	}
+	data := map[string]any{"repo": ".", "reason": cause.Error()}
+	if len(kept) > 0 {
+		var ks []string
+		for k := range kept {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		data["kept"] = ks
+	}
+	if state != "as before" {
+		rs := map[string]any{"repo": ".", "state": state, "reason": cause.Error() + "; undoing it: " + reason}
+		data = map[string]any{"repos": []map[string]any{rs}}
+		return "failed.rollback_partial", data
+	}
+	return "failed.rollback_undone", data
+}
+
+// claimPending adds to wrote the paths of the batch that was being
+// written when git failed whose content is the target's (what git wrote
+// before it stopped): their files through the path's filters, a
+// symlink's target.
+func (ap *applier) claimPending(ctx context.Context) {
+	if len(ap.pending) == 0 {
+		return
+	}
+	r := ap.plan.tree.Repo
+	var files []string
+	var links []plumbing.OID
+	st := map[string]stamp{}
+	for _, c := range ap.pending {
+		s, err := ap.w.lstatReal(c.Path)
+		if err != nil {
+			continue
+		}
+		st[c.Path] = stampOf(s)
+		switch {
+		case c.DstMode == "120000" && s.Mode()&fs.ModeSymlink != 0:
+			links = append(links, c.Dst)
+		case c.DstMode != "120000" && s.Mode().IsRegular():
+			files = append(files, c.Path)
+		}
+	}
+	clean, _ := r.CleanHashes(ctx, files)
+	targets, _ := r.ReadBlobs(ctx, links)
+	for _, c := range ap.pending {
+		s, ok := st[c.Path]
+		if !ok {
+			continue
+		}
+		if c.DstMode == "120000" {
+			t, err := os.Readlink(filepath.Join(ap.w.root, filepath.FromSlash(c.Path)))
+			if err == nil && targets != nil && t == string(targets[c.Dst]) {
+				ap.wrote[c.Path] = s
+			}
+			continue
+		}
+		if h, ok := clean[c.Path]; ok && h == c.Dst {
+			ap.wrote[c.Path] = s
+		}
+	}
+	ap.pending = nil
+}
+
+// parentsStillDirs checks, after git wrote writes, that each one's parents
+// are still directories of the tree, as they were checked to be before.
+// One that is not (a symlink now) was swapped while git wrote, by a smudge
+// filter or another process, and git may have written through it, outside
+// the tree: venom cannot take that back, and must not touch anything
+// there, but it does not call the rollback done. The error names the
+// paths; the rollback then goes back to S where it safely can (RFC 7.6).
+func (ap *applier) parentsStillDirs(writes []plumbing.TreeChange) error {
+	var through []string
+	ap.w.batch(func() {
+		for _, c := range writes {
+			if bad, err := ap.w.parents(c.Path, false); bad != "" || err != nil {
+				through = append(through, fmt.Sprintf("%s (%s is no longer a directory)", c.Path, bad))
+			}
+		}
+	})
+	if len(through) > 0 {
+		return fmt.Errorf("a parent directory was replaced while git wrote, so git may have written outside the tree: %s", strings.Join(through, ", "))
+	}
+	return nil
+}
+
+// errStrings is each error of errs as text.
+func errStrings(errs *multierror.Error) []string {
+	var out []string
+	for _, e := range errs.WrappedErrors() {
+		out = append(out, e.Error())
+	}
+	return out
+}
