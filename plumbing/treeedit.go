@@ -121,8 +121,8 @@ func (ed *treeEditor) close() error {
 // treeCache keeps, for the life of the process, the entries of each tree
 // a tree edit read or wrote, by its name: a tree's entries never change,
 // and the trees a rollback's second capture reads along the paths it
-// wrote are mostly the ones its first capture wrote along the same paths
-// (Reread). Safe for concurrent use; the lists in it are never changed.
+// wrote are mostly the ones its first capture wrote along the same paths.
+// Safe for concurrent use; the lists in it are never changed.
 type treeCache struct {
 	mu    sync.Mutex
 	trees map[OID][]treeItem

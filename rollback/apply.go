@@ -126,32 +126,10 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
-	if ap.rereadEnough(ctx) {
-		// Only the planned paths can differ from S: read them again from
-		// S's tree, so verifying costs what the writes cost. When that
-		// cannot be done (a path Capture treats apart) or fails (a
-		// directory appeared where a write was planned, and git refuses
-		// to stage it), a full capture is taken: the rollback checkpoint
-		// is never skipped. (rereadEnough asks first, not alongside: a
-		// clean filter the re-read would run is the full capture's to
-		// run, once.)
-		var paths []string
-		for _, c := range p.changes() {
-			paths = append(paths, c.Path)
-		}
-		snap2, rerr := t.Repo.Reread(ctx, p.snap, paths, t.Config.MaxFileBytes)
-		switch {
-		case rerr == nil:
-			tho.Snapshot = snap2
-			after, err = t.Take(ctx, tho)
-		case ctx.Err() != nil:
-			err = rerr
-		default:
-			after, err = t.Take(ctx, tho)
-		}
-	} else {
-		after, err = t.Take(ctx, tho)
-	}
+	// A real capture, one status walk of the whole tree (issue 13 item
+	// 6): whatever wrote anywhere while the rollback ran is in it, and
+	// makes exact false.
+	after, err = t.Take(ctx, tho)
 	if ctx.Err() != nil && err != nil {
 		// Interrupted before the tree was captured again: the rollback is
 		// not done, and goes back (a verification that was taken is the
@@ -275,37 +253,6 @@ func (p *plan) keepIndex(ctx context.Context) (tree, commit plumbing.OID, err er
 	return tree, commit, nil
 }
 
-// rereadEnough reports whether reading the planned paths again is a
-// capture of the tree after the rollback, as RFC 7.4 step 6 asks
-// (plumbing.Reread). It is not, and a full capture is taken, when what
-// Capture says of other paths may have changed: HEAD moved and the user's
-// index with it (a path it no longer tracks may now be ignored), the plan
-// wrote or removed a .gitignore (other untracked paths may now be ignored
-// or not) or a .gitattributes (other files may now be cleaned or
-// converted differently), or a written path has a filter attribute (a
-// smudge filter is a program, and may have written elsewhere). A failure
-// to ask counts as not enough.
-func (ap *applier) rereadEnough(ctx context.Context) bool {
-	p := ap.plan
-	if ap.headMoved {
-		return false
-	}
-	if p.writesCaptureRules() {
-		return false
-	}
-	var written []string
-	for _, c := range p.writes {
-		written = append(written, c.Path)
-	}
-	if len(written) == 0 {
-		return true
-	}
-	// HEAD did not move, so the user's index is the one S read: without a
-	// .gitattributes in it, git need not read it to answer.
-	fp, err := p.tree.Repo.FilterPaths(ctx, written, !p.snap.IndexAttributes)
-	return err == nil && len(fp) == 0
-}
-
 // report is repos with the first one's files and left as the rollback
 // found them: a path left because it changed during the rollback moves
 // from files to left, and what was rescued is listed.
@@ -365,6 +312,10 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 // file too big to capture in S or after (its entry there is the index's),
 // nor the absence of a write the rules in force ignore (whoever changed
 // them), but any other changed entry is. A
+// An appearance or a disappearance counts only when its file is on disk
+// and unchanged since S's capture began (its ctime is older): a file
+// created, changed or deleted elsewhere while the rollback ran makes
+// exact false, whatever the rules did (issue 13 item 6). A
 // planned write the after capture skipped as too big (a file the target
 // held as a tracked entry over maxFileBytes) is not in its tree; its bytes
 // were checked against the blob when written (converted), so it counts
@@ -411,6 +362,7 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 		}
 	}
 	done := map[string]bool{}
+	ws := newWorktree(p.tree.Path(), nil, p.snap)
 	for _, c := range changes {
 		if vanish[c.Path] && c.DstMode == "000000" {
 			continue
@@ -419,9 +371,15 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 			continue
 		}
 		w, planned := want[c.Path]
-		if !planned && flips && (c.SrcMode == "000000" || c.DstMode == "000000" || keptEntry[c.Path]) {
-			// Came or went with the index or the ignore rules, or a file
-			// too big to read whose entry is the index's, which moved.
+		if !planned && flips && keptEntry[c.Path] {
+			// A file too big to read whose entry is the index's, which
+			// moved.
+			continue
+		}
+		if !planned && flips && (c.SrcMode == "000000" || c.DstMode == "000000") && ws.untouchedSince(c.Path, p.snapAt) {
+			// Came or went with the index or the ignore rules: its file
+			// is on disk, and nothing changed it since S was captured (a
+			// file someone wrote meanwhile, or deleted, is a write).
 			continue
 		}
 		switch {

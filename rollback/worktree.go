@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -60,6 +61,20 @@ func (w *worktree) lstat(rel string) (os.FileInfo, error) {
 func (w *worktree) parents(rel string, allowDeleted bool) (bad string, err error) {
 	bad, _, err = w.parentState(rel, allowDeleted)
 	return bad, err
+}
+
+// untouchedSince reports whether rel is on disk, below real directories
+// of the tree, as a file or symlink that nothing changed since t: its
+// status-change time (ctime, which every write, rename or chmod sets and
+// no program can set back) is before t. False where the system gives no
+// ctime.
+func (w *worktree) untouchedSince(rel string, t time.Time) bool {
+	st, err := w.lstatReal(rel)
+	if err != nil || st.IsDir() {
+		return false
+	}
+	_, _, ctime, ok := plumbing.StatIdentity(st)
+	return ok && ctime < t.UnixNano()
 }
 
 // errParent is lstatReal's answer for a path below a symlink, a file or a

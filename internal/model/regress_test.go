@@ -106,8 +106,9 @@ func known(t *testing.T, id, what string) {
 // agent committed after deleting .gitignore, stays in the rollback
 // checkpoint although HEAD went back and .gitignore ignores it again, so the
 // checkpoint holds an ignored file (RFC 4, invariant 3). Found by seed 3;
-// fixed by plumbing.Reread and the full capture when HEAD moved, an
-// ignore file was written or a filter ran (rollback/apply.go rereadEnough).
+// fixed by a full capture when HEAD moved, an ignore file was written or
+// a filter ran; the rollback checkpoint is now always a full capture
+// (issue 13 item 6).
 func TestD1RollbackCheckpointIsACapture(t *testing.T) {
 	f := newFixture(t, checkpoint.IsolationWorktree)
 	f.r.Write(".env", "SECRET=1\n")
