@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"strings"
 
 	"github.com/venom-org/git-venom/journal"
@@ -9,13 +10,25 @@ import (
 // CodeInterrupted is RFC 7.6's code for a rollback that never ended.
 const CodeInterrupted = "failed.rollback_interrupted"
 
+// Closed is a rollback CloseInterrupted closed: its rollback.started,
+// the saves found in what it had moved away (Rescued), and the backup
+// directories kept because their files are still needed (KeptDirs).
+type Closed struct {
+	journal.RollbackStarted
+	Rescued  []Rescued
+	KeptDirs []string
+}
+
 // CloseInterrupted implements RFC 7.6's start-up rule for a toolkit with no
 // daemon: a rollback.started of this tree with no end, whose process no
 // longer holds the tree's rollback lock, was interrupted. It is closed with
 // rollback.ended {ok: false, code: failed.rollback_interrupted} and never
-// resumed; nothing in the tree is written. It returns the rollbacks it
-// closed, so the caller can name their safety checkpoints. st is updated.
-func (t *Tree) CloseInterrupted(st *journal.State) ([]journal.RollbackStarted, error) {
+// resumed; nothing in the tree is written. What it had moved out of the
+// tree is looked at first, and a person's save found there is kept under
+// refs/venom/rescued/, named in the record (rescueInterrupted). It returns
+// the rollbacks it closed, so the caller can name their safety
+// checkpoints and the saves. st is updated.
+func (t *Tree) CloseInterrupted(ctx context.Context, st *journal.State) ([]Closed, error) {
 	var open []journal.RollbackStarted
 	for _, a := range st.Agents {
 		if a.OpenRollback != nil && a.OpenRollback.Path == t.Path() {
@@ -35,17 +48,22 @@ func (t *Tree) CloseInterrupted(st *journal.State) ([]journal.RollbackStarted, e
 	if err != nil {
 		return nil, err
 	}
-	var closed []journal.RollbackStarted
+	var closed []Closed
 	var entries []journal.Entry
 	for _, a := range fresh.Agents {
 		b := a.OpenRollback
 		if b == nil || b.Path != t.Path() {
 			continue
 		}
-		closed = append(closed, *b)
-		entries = append(entries, journal.Entry{Type: journal.TypeRollbackEnded, Body: journal.RollbackEnded{
-			Agent: b.Agent, Checkpoint: b.Checkpoint, Safety: b.Safety, Restore: b.Restore,
-			OK: false, Code: CodeInterrupted, Path: b.Path}})
+		c := Closed{RollbackStarted: *b}
+		c.Rescued, c.KeptDirs = t.rescueInterrupted(ctx, fresh, *b)
+		closed = append(closed, c)
+		ended := journal.RollbackEnded{Agent: b.Agent, Checkpoint: b.Checkpoint, Safety: b.Safety, Restore: b.Restore,
+			OK: false, Code: CodeInterrupted, Path: b.Path}
+		if len(c.Rescued) > 0 && c.Rescued[0].Ref != "" {
+			ended.Rescued = c.Rescued[0].Ref
+		}
+		entries = append(entries, journal.Entry{Type: journal.TypeRollbackEnded, Body: ended})
 	}
 	if len(entries) == 0 {
 		return nil, nil

@@ -782,6 +782,10 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
 	return OID(out), nil
 }
 
+// BackupManifest is the name of the manifest in a rollback's backup
+// directory (checkpoint.ManifestFile).
+const BackupManifest = "manifest.jsonl"
+
 // CleanTmp removes private indexes and scratch files that a killed process
 // left behind: those last changed more than an hour ago. "Changed" is the
 // status-change time (ctime), not the modification time: a private index
@@ -790,7 +794,11 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
 // when the copy was made, and another capture running now in the same
 // tree (captures hold the tree lock shared) may own it. Where the system
 // gives no ctime, nothing is removed. Failures are ignored: the files are
-// ours and harmless.
+// ours and harmless. A rollback's backup directory with a manifest
+// (BackupManifest) is never removed here: a killed rollback leaves what
+// it moved out of the tree there, maybe with a person's save in it, and
+// the next command that closes the rollback as interrupted looks at it
+// first (checkpoint.CloseInterrupted).
 func (r *Repo) CleanTmp() {
 	d := filepath.Join(r.GitDir, "venom", "tmp")
 	ents, err := os.ReadDir(d)
@@ -806,6 +814,11 @@ func (r *Repo) CleanTmp() {
 		info, err := e.Info()
 		if err != nil {
 			continue
+		}
+		if e.IsDir() && strings.HasPrefix(e.Name(), "backup-") {
+			if _, err := os.Lstat(filepath.Join(d, e.Name(), BackupManifest)); err == nil {
+				continue
+			}
 		}
 		if _, _, ctime, ok := statIdentity(info); ok && ctime < cut {
 			os.RemoveAll(filepath.Join(d, e.Name()))

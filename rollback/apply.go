@@ -103,7 +103,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// written: a `git gc --prune=now` that began before its ref existed
 	// may delete its objects (issue 13 item 3). Checked now, before the
 	// first write, and again before the backups go (run).
-	ap.safety = safety.Checkpoint.Repos[0]
+	ap.safety, ap.indexTree = safety.Checkpoint.Repos[0], indexTree
 	if err := ap.safetyWhole(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil, ap.fail(ctx, ended, err)

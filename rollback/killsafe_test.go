@@ -278,8 +278,9 @@ func editor(t *testing.T, root string, paths []string, rng *rand.Rand, stop <-ch
 // rollbackOut is the part of the real call's --json output the save
 // tests read.
 type rollbackOut struct {
-	Exact *bool `json:"exact"`
-	Repos []struct {
+	Safety string `json:"safety"`
+	Exact  *bool  `json:"exact"`
+	Repos  []struct {
 		Files []struct {
 			Path string `json:"path"`
 		} `json:"files"`
@@ -478,5 +479,56 @@ func TestSaveThroughAFileHeldOpenIsRescued(t *testing.T) {
 	}
 	if res.Exact == nil || *res.Exact {
 		t.Errorf("exact is %v with saves rescued", res.Exact)
+	}
+}
+
+// TestSaveInAKilledRollbacksBackupIsRescued: the same saves through files
+// held open, but the rollback is killed (SIGKILL) before it could compare
+// its backups. The next command that closes it as interrupted finds them
+// from the backup directory's manifest and keeps them under
+// refs/venom/rescued/, named in its warning and in rollback.ended (issue
+// 13 item 2: never lost, not even then). Before, the backups were left
+// for CleanTmp to delete an hour later.
+func TestSaveInAKilledRollbacksBackupIsRescued(t *testing.T) {
+	t.Parallel()
+	s := newSlowTree(t, 40, false)
+	r := s.f.r
+	held := map[string]*os.File{}
+	for _, p := range s.paths[:6] {
+		f, err := os.OpenFile(r.Path(p), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[p] = f
+	}
+	cmd, _ := s.start(t)
+	for p, f := range held {
+		if _, err := f.WriteString("held open and saved: " + p + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	next := runBin(t, r.Dir, "git-venom-plan", nil, s.args...)
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
+		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
+	}
+	ref, _ := ended[0]["rescued"].(string)
+	if ref == "" {
+		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
+	}
+	for p := range held {
+		want := "held open and saved: " + p + "\n"
+		if got, ok := r.Show(ref, p); !ok || !strings.HasPrefix(got, want) {
+			t.Errorf("%s:%s is %q (%v), want it to begin %q", ref, p, got, ok, want)
+		}
+		if !strings.Contains(next.stderr, "git show "+ref+":"+p) {
+			t.Errorf("the warning does not say where the save to %s is:\n%s", p, next.stderr)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*")); len(left) != 0 {
+		t.Errorf("backup directories left after the rescue, with the safety checkpoint whole: %v", left)
 	}
 }

@@ -264,7 +264,7 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	if err != nil {
 		return nil, checkpoint.LogError(err, "reading the log")
 	}
-	if _, err := t.CloseInterrupted(st); err != nil {
+	if _, err := t.CloseInterrupted(ctx, st); err != nil {
 		return nil, checkpoint.LogError(err, "closing an interrupted rollback")
 	}
 	if _, _, err := preflightState(ctx, t, st, o); err != nil {

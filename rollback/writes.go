@@ -2,6 +2,7 @@ package rollback
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,6 @@ import (
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
-	"github.com/venom-org/git-venom/refs"
 )
 
 // How a rollback writes (RFC 7.4 step 4), so that nothing a person saves
@@ -128,9 +128,11 @@ type applier struct {
 	plan      *plan
 	w         *worktree
 	backupDir string
-	backups   map[string]*backup // path -> what the rollback moved away from it
-	before    map[string]*seen   // path -> the baseline, for paths S holds
-	wrote     map[string]stamp   // path -> what git wrote there, once written
+	manifest  *os.File                // the backup directory's (checkpoint.ManifestFile)
+	backups   map[string]*backup      // path -> what the rollback moved away from it
+	before    map[string]*seen        // path -> the baseline, for paths S holds
+	src       map[string]plumbing.OID // path -> S's blob there
+	wrote     map[string]stamp        // path -> what git wrote there, once written
 	pending   []plumbing.TreeChange
 	left      []Left // paths left because they changed during the rollback
 	rescued   []Rescued
@@ -149,22 +151,13 @@ type applier struct {
 	// safety is the safety checkpoint's record; safetyObjs what of it no
 	// ref but its own keeps (safetyWhole), once read.
 	safety     journal.RepoState
+	indexTree  plumbing.OID // the user's index as the rollback found it, kept when HEAD moves
 	safetyObjs []plumbing.OID
 }
 
-// Rescued is one member of repos[].rescued (the toolkit's addition, issue
-// 13 item 2): bytes a person saved into a planned path while the rollback
-// ran, which the rollback had moved away and replaced. They are kept as
-// Blob, at Path in the tree of the commit Ref names (the safety
-// checkpoint's tree with the rescued files in it): `git show
-// <ref>:<path>`. When they could not be stored, File is where they are on
-// disk instead (the backup is kept).
-type Rescued struct {
-	Path string `json:"path"`
-	Blob string `json:"blob,omitempty"`
-	Ref  string `json:"ref,omitempty"`
-	File string `json:"file,omitempty"`
-}
+// Rescued is one member of repos[].rescued: a person's save the rollback
+// kept (checkpoint.Rescued).
+type Rescued = checkpoint.Rescued
 
 // leave puts path in left with reason changed_during_rollback.
 func (ap *applier) leave(path, detail string) {
@@ -183,6 +176,7 @@ func (ap *applier) baseline(ctx context.Context) error {
 	var racyFiles []string
 	var racyLinks []plumbing.OID
 	src := map[string]plumbing.TreeChange{}
+	ap.src = map[string]plumbing.OID{}
 	// One pass of lstats, each parent directory looked at once.
 	ap.w.batch(func() {
 		for _, c := range p.changes() {
@@ -190,6 +184,7 @@ func (ap *applier) baseline(ctx context.Context) error {
 				continue
 			}
 			src[c.Path] = c
+			ap.src[c.Path] = c.Src
 			b := &seen{}
 			ap.before[c.Path] = b
 			st, err := ap.w.lstatReal(c.Path)
@@ -291,7 +286,16 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 	abs := filepath.Join(ap.w.root, filepath.FromSlash(rel))
 	dst := filepath.Join(ap.backupDir, strconv.Itoa(len(ap.backups)))
 	b := &backup{file: dst, st: ap.before[rel].st}
-	err := os.Rename(abs, dst)
+	// The manifest says what is moved before it is: a rollback killed
+	// now leaves what the next command needs to find a save in it.
+	line, err := json.Marshal(ap.moved(rel, dst, false))
+	if err == nil {
+		_, err = ap.manifest.Write(append(line, '\n'))
+	}
+	if err != nil {
+		return false, fmt.Errorf("recording the backup of %s: %w", rel, err)
+	}
+	err = os.Rename(abs, dst)
 	if errors.Is(err, syscall.EXDEV) {
 		b.copied = true
 		var moved bool
@@ -317,11 +321,23 @@ func (ap *applier) backupDirReady() error {
 	if err != nil {
 		return err
 	}
-	if ap.backupDir, err = os.MkdirTemp(d, "backup-"); err != nil {
+	p := ap.plan
+	if ap.backupDir, err = os.MkdirTemp(d, checkpoint.BackupPrefix(p.agent.ID, p.res.Safety)); err != nil {
+		return err
+	}
+	if ap.manifest, err = os.OpenFile(filepath.Join(ap.backupDir, checkpoint.ManifestFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
 		return err
 	}
 	ap.backups = map[string]*backup{}
 	return nil
+}
+
+// moved is what the manifest records of the backup of rel in file.
+func (ap *applier) moved(rel, file string, copied bool) checkpoint.Moved {
+	b := ap.before[rel]
+	m := checkpoint.Moved{Path: rel, File: file, Dev: b.st.dev, Ino: b.st.ino, Size: b.st.size, Mtime: b.st.mtime,
+		Link: b.st.mode&fs.ModeSymlink != 0, Src: string(ap.src[rel]), Racy: b.racy, Raw: string(b.raw), Copied: copied}
+	return m
 }
 
 // copyAway copies the file or symlink at abs to dst, and removes abs if
@@ -602,155 +618,38 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 
 // rescue implements issue 13 item 2 (b), before the backups are
 // removed: each backup still there is compared with what the baseline
-// saw, which was S's. A backup that is not the same file unchanged (a
-// regular file: same inode, size and mtime, or, for one whose baseline
-// was too near S's capture, the same bytes; a symlink: the same inode)
-// holds a save made during the rollback into the file it moved away, or
-// made just before it moved it: those bytes are written as blobs, in S's
-// tree at their paths, in a commit whose parent is the safety checkpoint,
-// under refs/venom/rescued/<agent>/<n> (n the safety checkpoint's). What
-// cannot be stored keeps the backup directory and is named by its file.
+// saw, which was S's (checkpoint.SavesAmong); a save found there (made
+// into the file the rollback moved away, by a program that held it open,
+// or just before the move) is kept under refs/venom/rescued/
+// (checkpoint.KeepSaves). What cannot be stored keeps the backup
+// directory, and is named by its file.
 func (ap *applier) rescue(ctx context.Context) {
 	if len(ap.backups) == 0 {
 		return
 	}
 	p := ap.plan
-	r := p.tree.Repo
-	src := map[string]plumbing.TreeChange{}
-	for _, c := range p.changes() {
-		src[c.Path] = c
-	}
-	var files []string // backups to hash
-	var paths []string // their paths in the tree
-	var links []string
+	var moved []checkpoint.Moved
 	for path, b := range ap.backups {
-		if b.copied {
-			continue // copied after the last look, and removed only if still the same
-		}
-		st, err := os.Lstat(b.file)
-		if err != nil {
-			continue
-		}
-		now := stampOf(st)
-		seen := ap.before[path]
-		switch {
-		case now.mode&fs.ModeSymlink != 0:
-			if !now.sameFile(b.st) {
-				links = append(links, path)
-			}
-		case now.regular && (seen.racy || !now.sameFile(b.st)):
-			files = append(files, b.file)
-			paths = append(paths, path)
-		}
+		moved = append(moved, ap.moved(path, b.file, b.copied))
 	}
-	if len(files)+len(links) == 0 {
-		return
-	}
-	var saves []string
-	raw, err := r.RawHashes(ctx, files)
-	for i, f := range files {
-		path := paths[i]
-		h, ok := raw[f]
-		switch {
-		case err != nil || !ok:
-			saves = append(saves, path)
-		case ap.before[path].racy && h == ap.before[path].raw:
-		case !ap.before[path].racy && h == src[path].Src:
-			// The same bytes as S's blob: touched, not changed.
-		default:
-			saves = append(saves, path)
-		}
-	}
-	saves = append(saves, links...)
+	saves := p.tree.SavesAmong(ctx, moved)
 	if len(saves) == 0 {
 		return
 	}
-	sort.Strings(saves)
-	ap.rescued = ap.store(ctx, saves)
-}
-
-// store keeps the backups of paths (saves found by rescue) in the
-// object store and under a ref, and returns them as rescued[]. On a
-// failure each is named by its backup file, and the backup directory is
-// kept.
-func (ap *applier) store(ctx context.Context, paths []string) []Rescued {
-	p := ap.plan
-	r := p.tree.Repo
-	byFile := func() []Rescued {
+	var stored bool
+	ap.rescued, stored = p.tree.KeepSaves(ctx, p.agent.ID, p.target.ID(), p.res.Safety, ap.safety, saves)
+	if !stored {
 		ap.keep = true
-		var out []Rescued
-		for _, path := range paths {
-			out = append(out, Rescued{Path: path, File: ap.backups[path].file})
-		}
-		return out
 	}
-	var files []string
-	entries := map[string]*plumbing.Entry{}
-	for _, path := range paths {
-		b := ap.backups[path]
-		st, err := os.Lstat(b.file)
-		if err != nil {
-			return byFile()
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			t, err := os.Readlink(b.file)
-			if err != nil {
-				return byFile()
-			}
-			tf := b.file + ".target"
-			if err := os.WriteFile(tf, []byte(t), 0o600); err != nil {
-				return byFile()
-			}
-			files = append(files, tf)
-			entries[path] = &plumbing.Entry{Mode: "120000"}
-			continue
-		}
-		files = append(files, b.file)
-		mode := "100644"
-		if st.Mode()&0o100 != 0 {
-			mode = "100755"
-		}
-		entries[path] = &plumbing.Entry{Mode: mode}
-	}
-	oids, err := r.StoreRaw(ctx, files)
-	if err != nil || len(oids) != len(files) {
-		return byFile()
-	}
-	objs := []plumbing.OID{}
-	for i, path := range paths {
-		entries[path].OID = oids[files[i]]
-		objs = append(objs, oids[files[i]])
-	}
-	tree, err := r.EditTree(ctx, plumbing.OID(ap.safety.Tree), entries)
-	if err != nil {
-		return byFile()
-	}
-	n, _ := refs.ParseID(p.res.Safety)
-	msg := fmt.Sprintf("venom: %d save(s) made during the rollback of %s to %s\n\nThe safety checkpoint %s with the files a person saved while the rollback\nran, which it had replaced: %s\n",
-		len(paths), p.agent.ID, p.target.ID(), p.res.Safety, strings.Join(paths, ", "))
-	commit, err := r.CommitTree(ctx, tree, plumbing.OID(ap.safety.Commit), msg)
-	if err != nil {
-		return byFile()
-	}
-	ref := refs.Rescued(p.agent.ID, n)
-	if err := r.CreateRef(ctx, ref, commit, "venom: saves made during a rollback"); err != nil {
-		return byFile()
-	}
-	// A gc beside the rollback may prune these as it may the safety
-	// checkpoint's: the backups stay until they are found whole.
-	if missing, err := r.Missing(ctx, append(objs, commit, tree)); err != nil || len(missing) > 0 {
-		return byFile()
-	}
-	var out []Rescued
-	for _, path := range paths {
-		out = append(out, Rescued{Path: path, Blob: string(entries[path].OID), Ref: ref})
-	}
-	return out
 }
 
 // cleanup removes the backups (unless a save among them could not be
 // stored) and the copy of the user's index.
 func (ap *applier) cleanup() {
+	if ap.manifest != nil {
+		ap.manifest.Close()
+		ap.manifest = nil
+	}
 	if ap.backupDir != "" && !ap.keep {
 		os.RemoveAll(ap.backupDir)
 	}
@@ -759,33 +658,16 @@ func (ap *applier) cleanup() {
 	}
 }
 
-// safetyWhole checks that the safety checkpoint's objects are all in the
-// object store: its commit, its tree, and every blob of S that HEAD's
-// tree does not hold (HEAD and its reflog keep the rest). Its cost follows
-// what differs from HEAD (plumbing.BlobsBeyond), not the tree. A gc that
-// prunes while the rollback runs (`git gc --prune=now`, whose walk of
-// what is reachable began before the safety ref existed) deletes them
-// although the ref now names them; a tree object gone makes the listing
-// itself fail. The error says which objects are missing.
+// safetyWhole checks that the safety checkpoint is whole
+// (checkpoint.SafetyWhole: its commit, its tree, and S's blobs HEAD's tree
+// does not hold), listing what to check once and checking the same list
+// again later. The error says which objects are missing.
 func (ap *applier) safetyWhole(ctx context.Context) error {
-	r := ap.plan.tree.Repo
-	id := ap.plan.res.Safety
-	if ap.safetyObjs == nil {
-		tree := plumbing.OID(ap.safety.Tree)
-		objs := []plumbing.OID{plumbing.OID(ap.safety.Commit), tree}
-		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
-			return notWhole(id, missing, err)
-		}
-		blobs, err := r.BlobsBeyond(ctx, tree, ap.plan.snap.Head)
-		if err != nil {
-			return notWhole(id, nil, err)
-		}
-		ap.safetyObjs = append(objs, blobs...)
-	}
-	missing, err := r.Missing(ctx, ap.safetyObjs)
+	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs)
 	if err != nil || len(missing) > 0 {
-		return notWhole(id, missing, err)
+		return notWhole(ap.plan.res.Safety, missing, err)
 	}
+	ap.safetyObjs = objs
 	return nil
 }
 

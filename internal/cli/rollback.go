@@ -91,7 +91,7 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	if err != nil {
 		return checkpoint.LogError(err, "reading the log")
 	}
-	warnInterrupted(e, t, st)
+	warnInterrupted(ctx, e, t, st)
 	id, err := t.ResolveAgent(f.agent, st)
 	if err != nil {
 		return err
@@ -116,8 +116,8 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 
 // warnInterrupted closes rollbacks that a crash left open (RFC 7.6) and says
 // so on stderr, naming the safety checkpoint that holds the tree as it was.
-func warnInterrupted(e *env, t *checkpoint.Tree, st *journal.State) {
-	closed, err := t.CloseInterrupted(st)
+func warnInterrupted(ctx context.Context, e *env, t *checkpoint.Tree, st *journal.State) {
+	closed, err := t.CloseInterrupted(ctx, st)
 	if err != nil {
 		fmt.Fprintf(e.Err, "warning: checking for interrupted rollbacks: %v\n", err)
 		return
@@ -125,6 +125,16 @@ func warnInterrupted(e *env, t *checkpoint.Tree, st *journal.State) {
 	for _, b := range closed {
 		fmt.Fprintf(e.Err, "warning: a rollback of %s to %s was interrupted (failed.rollback_interrupted); nothing was resumed\n", b.Agent, b.Checkpoint)
 		fmt.Fprintf(e.Err, "hint: %s\n", checkpoint.UndoHint(b.Agent, b.Safety))
+		for _, rs := range b.Rescued {
+			if rs.Ref != "" {
+				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept: git show %s:%s\n", quotePath(rs.Path), rs.Ref, quotePath(rs.Path))
+			} else {
+				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept in %s\n", quotePath(rs.Path), rs.File)
+			}
+		}
+		for _, d := range b.KeptDirs {
+			fmt.Fprintf(e.Err, "hint: what it had moved out of the tree is still in %s\n", d)
+		}
 	}
 }
 

@@ -1,0 +1,332 @@
+package checkpoint
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
+)
+
+// A rollback never unlinks what S held at a path it writes or deletes: it
+// moves it into a backup directory in the worktree's scratch directory
+// (rollback/writes.go), named BackupPrefix(agent, safety) and a random
+// tail, and records each move in the directory's manifest (one Moved a
+// line, MovedFile) before it makes it. A save a person made into such a
+// file (a program that held it open) is there, and nowhere else. The
+// rollback compares each backup with what it moved before it removes
+// them (SavesAmong), and keeps any save (KeepSaves). A rollback killed
+// before it got there leaves the directory, and the next command that
+// closes it as interrupted does the same from the manifest
+// (CloseInterrupted): a person's save is never lost, not even then
+// (issue 13 item 2).
+
+// ManifestFile is the name of a backup directory's manifest.
+const ManifestFile = plumbing.BackupManifest
+
+// BackupPrefix is the name a rollback's backup directory starts with:
+// the agent and the safety checkpoint, so that the rollback can be told
+// from its directory.
+func BackupPrefix(agent, safety string) string { return "backup-" + agent + "-" + safety + "-" }
+
+// Moved is one file or symlink a rollback moved out of its tree: Path in
+// the tree, File where it is now (absolute), and what it was when moved,
+// which was S's: its device, inode, size and mtime (ns), whether it is a
+// symlink, S's blob Src, and, for a file whose last change was too near
+// S's capture for those to prove it unchanged (Racy), Raw, the hash of its
+// bytes as found to be S's. Copied is a copy (the backup directory is on
+// another device), made after the last look, so no save can be in it.
+type Moved struct {
+	Path   string `json:"path"`
+	File   string `json:"file"`
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Size   int64  `json:"size"`
+	Mtime  int64  `json:"mtime_ns"`
+	Link   bool   `json:"link,omitempty"`
+	Src    string `json:"src"`
+	Racy   bool   `json:"racy,omitempty"`
+	Raw    string `json:"raw,omitempty"`
+	Copied bool   `json:"copied,omitempty"`
+}
+
+// Rescued is one member of a rollback's repos[].rescued (the toolkit's
+// addition, issue 13 item 2): bytes a person saved into a path while the
+// rollback ran, into the file it had moved away. They are kept as Blob,
+// at Path in the tree of the commit Ref names (the safety checkpoint's
+// tree with the rescued files in it, its parent the safety checkpoint):
+// `git show <ref>:<path>`. When they could not be stored, File is where
+// they are on disk instead (the backup is kept).
+type Rescued struct {
+	Path string `json:"path"`
+	Blob string `json:"blob,omitempty"`
+	Ref  string `json:"ref,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// SavesAmong returns those of moved whose file no longer holds what was
+// moved: a symlink that is not the same inode (one cannot be written in
+// place), a file that is not the same inode, size and mtime, or, where
+// those prove nothing (Racy) or differ, whose bytes (one `git hash-object
+// --no-filters`) are not S's blob (nor, for a racy one, Raw). A copy, a
+// backup that is gone, and one that cannot be read are not saves (the
+// last are kept by the caller's not removing what it cannot judge).
+func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
+	var hash []string
+	byFile := map[string]Moved{}
+	var saves []Moved
+	for _, m := range moved {
+		if m.Copied {
+			continue
+		}
+		st, err := os.Lstat(m.File)
+		if err != nil {
+			continue
+		}
+		dev, ino, _, _ := plumbing.StatIdentity(st)
+		same := dev == m.Dev && ino == m.Ino && st.Size() == m.Size && st.ModTime().UnixNano() == m.Mtime
+		switch {
+		case st.Mode()&os.ModeSymlink != 0 || m.Link:
+			if !same || st.Mode()&os.ModeSymlink == 0 {
+				saves = append(saves, m)
+			}
+		case st.Mode().IsRegular() && (m.Racy || !same):
+			hash = append(hash, m.File)
+			byFile[m.File] = m
+		}
+	}
+	if len(hash) > 0 {
+		raw, err := t.Repo.RawHashes(ctx, hash)
+		for _, f := range hash {
+			m := byFile[f]
+			h, ok := raw[f]
+			switch {
+			case err != nil || !ok:
+				saves = append(saves, m)
+			case m.Racy && string(h) == m.Raw:
+			case !m.Racy && string(h) == m.Src:
+				// Touched, not changed: the same bytes as S's blob.
+			default:
+				saves = append(saves, m)
+			}
+		}
+	}
+	sort.Slice(saves, func(i, j int) bool { return saves[i].Path < saves[j].Path })
+	return saves
+}
+
+// KeepSaves stores the files of saves as they are (blobs, no filters), in
+// the safety checkpoint's tree (safety: its record) at their paths, in a
+// commit whose parent is the safety checkpoint, under
+// refs/venom/rescued/<agent>/<n> (n the safety checkpoint's number; a
+// second rescue of the same rollback gets its own ref, the number
+// suffixed), and checks they are all in the object store. It returns them
+// as rescued[], and stored false when that failed: then each is named by
+// its file, which the caller must keep.
+func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, safety journal.RepoState, saves []Moved) (out []Rescued, stored bool) {
+	r := t.Repo
+	byFile := func() ([]Rescued, bool) {
+		var out []Rescued
+		for _, m := range saves {
+			out = append(out, Rescued{Path: m.Path, File: m.File})
+		}
+		return out, false
+	}
+	var files []string
+	entries := map[string]*plumbing.Entry{}
+	for _, m := range saves {
+		st, err := os.Lstat(m.File)
+		if err != nil {
+			return byFile()
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(m.File)
+			if err != nil {
+				return byFile()
+			}
+			tf := m.File + ".target"
+			if err := os.WriteFile(tf, []byte(target), 0o600); err != nil {
+				return byFile()
+			}
+			files = append(files, tf)
+			entries[m.Path] = &plumbing.Entry{Mode: "120000"}
+			continue
+		}
+		files = append(files, m.File)
+		mode := "100644"
+		if st.Mode()&0o100 != 0 {
+			mode = "100755"
+		}
+		entries[m.Path] = &plumbing.Entry{Mode: mode}
+	}
+	oids, err := r.StoreRaw(ctx, files)
+	if err != nil || len(oids) != len(files) {
+		return byFile()
+	}
+	var objs []plumbing.OID
+	var paths []string
+	for i, m := range saves {
+		entries[m.Path].OID = oids[files[i]]
+		objs = append(objs, oids[files[i]])
+		paths = append(paths, m.Path)
+	}
+	tree, err := r.EditTree(ctx, plumbing.OID(safety.Tree), entries)
+	if err != nil {
+		return byFile()
+	}
+	msg := fmt.Sprintf("venom: %d save(s) made during the rollback of %s to %s\n\nThe safety checkpoint %s with the files a person saved while the rollback\nran, which it had replaced: %s\n",
+		len(saves), agent, target, safetyID, strings.Join(paths, ", "))
+	commit, err := r.CommitTree(ctx, tree, plumbing.OID(safety.Commit), msg)
+	if err != nil {
+		return byFile()
+	}
+	n, _ := refs.ParseID(safetyID)
+	ref := refs.Rescued(agent, n)
+	for i := 2; ; i++ {
+		err := r.CreateRef(ctx, ref, commit, "venom: saves made during a rollback")
+		if err == nil {
+			break
+		}
+		if have, _ := r.RefValue(ctx, ref); have == "" || i > 20 {
+			return byFile()
+		}
+		ref = fmt.Sprintf("%s-%d", refs.Rescued(agent, n), i)
+	}
+	// A gc beside the rollback may prune these as it may the safety
+	// checkpoint's: the files stay until these are found whole.
+	if missing, err := r.Missing(ctx, append(objs, commit, tree)); err != nil || len(missing) > 0 {
+		return byFile()
+	}
+	for _, m := range saves {
+		out = append(out, Rescued{Path: m.Path, Blob: string(entries[m.Path].OID), Ref: ref})
+	}
+	return out, true
+}
+
+// SafetyWhole checks that the objects of the checkpoint rs (a safety
+// checkpoint's record) are all in the object store: its commit, its tree,
+// and every blob of that tree that rs's HEAD does not hold (HEAD and its
+// reflog keep the rest); and, when the rollback recorded the user's index
+// (index: rollback.started's index, "" for none), that tree and its blobs
+// HEAD does not hold. Its cost follows what differs from HEAD
+// (plumbing.BlobsBeyond), not the tree. A `git gc --prune=now` whose walk
+// of what is reachable began before the ref existed deletes them although
+// the ref now names them; a tree object gone makes the listing itself
+// fail. objs, when not nil, is the list an earlier call returned, checked
+// again without the listing. It returns the list and those missing.
+func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plumbing.OID, objs []plumbing.OID) (list, missing []plumbing.OID, err error) {
+	r := t.Repo
+	if objs == nil {
+		trees := []plumbing.OID{plumbing.OID(rs.Tree)}
+		if index != "" {
+			trees = append(trees, index)
+		}
+		objs = append([]plumbing.OID{plumbing.OID(rs.Commit)}, trees...)
+		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
+			return nil, missing, err
+		}
+		var head plumbing.OID
+		if rs.Head != nil {
+			head = plumbing.OID(*rs.Head)
+		}
+		for _, tree := range trees {
+			blobs, err := r.BlobsBeyond(ctx, tree, head)
+			if err != nil {
+				return nil, nil, err
+			}
+			objs = append(objs, blobs...)
+		}
+	}
+	missing, err = r.Missing(ctx, objs)
+	return objs, missing, err
+}
+
+// backupDirs lists the backup directories of agent's rollback whose safety
+// checkpoint is safety, in this worktree's scratch directory.
+func (t *Tree) backupDirs(agent, safety string) []string {
+	d := filepath.Join(t.Repo.GitDir, "venom", "tmp")
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), BackupPrefix(agent, safety)) {
+			out = append(out, filepath.Join(d, e.Name()))
+		}
+	}
+	return out
+}
+
+// readManifest reads a backup directory's manifest; a line it cannot read
+// (the last one, cut by a kill) is passed over.
+func readManifest(dir string) []Moved {
+	f, err := os.Open(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []Moved
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m Moved
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.File != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// rescueInterrupted does for rollback b, interrupted (killed) before it
+// compared its backups, what it would have done: the saves among what its
+// backup directories' manifests say it moved are kept (KeepSaves), and a
+// directory is removed once nothing in it is needed: its saves are
+// stored and the safety checkpoint is whole (else its files are the only
+// copy of what the rollback replaced, and it stays, named in keptDirs).
+func (t *Tree) rescueInterrupted(ctx context.Context, st *journal.State, b journal.RollbackStarted) (rescued []Rescued, keptDirs []string) {
+	dirs := t.backupDirs(b.Agent, b.Safety)
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	var safety *journal.RepoState
+	if a := st.Agents[b.Agent]; a != nil {
+		if s := a.Checkpoint(b.Safety); s != nil && len(s.Rec.Repos) > 0 {
+			safety = &s.Rec.Repos[0]
+		}
+	}
+	whole := false
+	if safety != nil {
+		_, missing, err := t.SafetyWhole(ctx, *safety, plumbing.OID(b.Index), nil)
+		whole = err == nil && len(missing) == 0
+	}
+	for _, dir := range dirs {
+		saves := t.SavesAmong(ctx, readManifest(dir))
+		stored := true
+		if len(saves) > 0 {
+			var out []Rescued
+			if safety == nil {
+				for _, m := range saves {
+					out = append(out, Rescued{Path: m.Path, File: m.File})
+				}
+				stored = false
+			} else {
+				out, stored = t.KeepSaves(ctx, b.Agent, b.Checkpoint, b.Safety, *safety, saves)
+			}
+			rescued = append(rescued, out...)
+		}
+		if stored && whole {
+			os.RemoveAll(dir)
+		} else {
+			keptDirs = append(keptDirs, dir)
+		}
+	}
+	return rescued, keptDirs
+}
