@@ -85,7 +85,7 @@ bench: build
 		echo "bash bench/run.sh"; bash bench/run.sh; \
 	fi
 
-## fuzz-long: every go fuzz target for FUZZTIME each (default 60s), then the model and many-processes tests at length
+## fuzz-long: every go fuzz target for FUZZTIME each (default 60s), then the model and many-processes tests at length, then the rollback stress test (kills, an editor, gc)
 fuzz-long:
 	FUZZTIME="$(FUZZTIME)" bash scripts/fuzz-long.sh
 

@@ -3,9 +3,15 @@
 # `go test -fuzz` target of the module for FUZZTIME each, one after
 # another, then the model-based random test (internal/model TestModel) for
 # VENOM_MODEL_SEQS sequences and the many-processes test with
-# VENOM_CONC_ROUNDS rounds, and VENOM_GC_LOOP_CAPTURES captures beside a
-# gc loop (checkpoint TestCapturesBesideAGcLoop). `make test` runs only
-# their short budgets.
+# VENOM_CONC_ROUNDS rounds, VENOM_GC_LOOP_CAPTURES captures beside a gc
+# loop (checkpoint TestCapturesBesideAGcLoop), then issue 13's stress test
+# of the rollback (rollback TestStressKillsSavesAndGC) for
+# VENOM_STRESS_ROUNDS rounds: a rollback killed, hung up or left to end at
+# a random moment, an editor saving into its files and `git gc
+# --prune=now` in a loop beside it; it reports saves made during
+# rollbacks, saves lost (must be 0) and writes after death (must be 0).
+# `make test` runs only the short budgets of the first three; the stress
+# test (about 10 s a round) runs only here.
 #
 #   scripts/fuzz-long.sh                          60s per target, 2000 sequences
 #   FUZZTIME=10m scripts/fuzz-long.sh             10 minutes per target
@@ -23,6 +29,9 @@
 #   VENOM_MODEL_STRICT=1  stop at the known divergences too (internal/model/regress_test.go)
 #   VENOM_CONC_ROUNDS  rounds of the many-processes test (default 20)
 #   VENOM_GC_LOOP_CAPTURES  captures beside a gc loop (default 200)
+#   SKIP_STRESS=1      skip the rollback stress test
+#   VENOM_STRESS_ROUNDS  its rounds (default 30)
+#   VENOM_STRESS_SEED  its first seed (default: from the clock; printed)
 #   GO                 the go command (default go)
 #
 # A fuzz target that fails writes its input under
@@ -41,7 +50,8 @@ FUZZ=${FUZZ:-.}
 VENOM_MODEL_SEQS=${VENOM_MODEL_SEQS:-2000}
 VENOM_CONC_ROUNDS=${VENOM_CONC_ROUNDS:-20}
 VENOM_GC_LOOP_CAPTURES=${VENOM_GC_LOOP_CAPTURES:-200}
-export VENOM_MODEL_SEQS VENOM_CONC_ROUNDS VENOM_GC_LOOP_CAPTURES
+VENOM_STRESS_ROUNDS=${VENOM_STRESS_ROUNDS:-30}
+export VENOM_MODEL_SEQS VENOM_CONC_ROUNDS VENOM_GC_LOOP_CAPTURES VENOM_STRESS_ROUNDS
 
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-long.XXXXXX") || exit 1
@@ -116,6 +126,20 @@ if [ "${SKIP_MODEL:-}" != 1 ]; then
 		tail -n 20 "$tmp/gcloop.log"
 	fi
 	grep -a 'captures failed beside' "$tmp/gcloop.log" | head -n 1
+fi
+
+if [ "${SKIP_STRESS:-}" != 1 ]; then
+	export VENOM_STRESS_REPORT="$tmp/stress.report"
+	echo "$(stamp) stress: $VENOM_STRESS_ROUNDS rollbacks killed, hung up or not, with an editor saving and git gc --prune=now beside them"
+	start=$(date +%s)
+	if ! $GO test ./rollback -run '^TestStressKillsSavesAndGC$' -count=1 -timeout 0 -v </dev/null >"$tmp/stress.log" 2>&1; then
+		status=1
+		failed="$failed TestStressKillsSavesAndGC"
+		grep -a -e '--- FAIL' -e 'is lost' -e 'was written after' -e 'not whole' "$tmp/stress.log" | head -n 60
+	fi
+	grep -a -m 1 'seeds ' "$tmp/stress.log"
+	cat "$VENOM_STRESS_REPORT" 2>/dev/null
+	echo "$(stamp) stress took $(($(date +%s) - start))s"
 fi
 
 if [ $status -ne 0 ]; then
