@@ -599,14 +599,7 @@ func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []stri
 		changes[p] = e
 	}
 	failpoint.Hit("capture.index-updated")
-	tree, err := ed.apply(changes)
-	if err != nil {
-		return "", err
-	}
-	if err := ed.close(); err != nil {
-		return "", err
-	}
-	return tree, nil
+	return ed.write(changes)
 }
 
 type sized struct {

@@ -49,6 +49,12 @@ func (r *Repo) EditTree(ctx context.Context, base OID, changes map[string]*Entry
 		return "", err
 	}
 	defer ed.close()
+	return ed.write(changes)
+}
+
+// write applies changes (apply) and ends the editor's processes (close),
+// returning the tree once both succeeded.
+func (ed *treeEditor) write(changes map[string]*Entry) (OID, error) {
 	tree, err := ed.apply(changes)
 	if err != nil {
 		return "", err

@@ -271,13 +271,15 @@ func (ap *applier) still(rel string) (bool, string) {
 
 // moveAway moves what is at rel, a file or symlink S holds, out of the
 // tree into the backup directory, after a last lstat against the
-// baseline: false (and nothing moved) when it is no longer what S held.
+// baseline: false when it is no longer what S held, and then nothing is
+// moved and rel is left (changed_during_rollback).
 // Its parents were checked just before (worktree.checkWrite or
 // checkDelete). A backup directory on another device gets a copy, and
 // the file is removed once the copy is made and the file is still as
 // the baseline saw it.
 func (ap *applier) moveAway(rel string) (bool, error) {
 	if ok, _ := ap.still(rel); !ok || ap.before[rel] == nil {
+		ap.leave(rel, "saved while the rollback ran")
 		return false, nil
 	}
 	if err := ap.backupDirReady(); err != nil {
@@ -300,6 +302,7 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 		b.copied = true
 		var moved bool
 		if moved, err = copyAway(abs, dst, b.st); err == nil && !moved {
+			ap.leave(rel, "saved while the rollback ran")
 			return false, nil
 		}
 	}
@@ -453,11 +456,9 @@ func (ap *applier) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !moved {
-			ap.leave(c.Path, "saved while the rollback ran")
-			continue
+		if moved {
+			ap.w.pruneParents(c.Path)
 		}
-		ap.w.pruneParents(c.Path)
 	}
 	failpoint.Hit("rollback.deleted")
 	// A directory the deletions emptied and the writes fill again gets its
@@ -567,7 +568,6 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 				return err
 			}
 			if !moved {
-				ap.leave(c.Path, "saved while the rollback ran")
 				continue
 			}
 		}
