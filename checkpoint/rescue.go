@@ -229,9 +229,6 @@ func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plum
 			trees = append(trees, index)
 		}
 		objs = append([]plumbing.OID{plumbing.OID(rs.Commit)}, trees...)
-		if missing, err := r.Missing(ctx, objs); err != nil || len(missing) > 0 {
-			return nil, missing, err
-		}
 		var head plumbing.OID
 		if rs.Head != nil {
 			head = plumbing.OID(*rs.Head)
@@ -239,6 +236,10 @@ func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plum
 		for _, tree := range trees {
 			blobs, err := r.BlobsBeyond(ctx, tree, head)
 			if err != nil {
+				// A tree gone fails the listing: say which, if it is so.
+				if missing, merr := r.Missing(ctx, objs); merr == nil && len(missing) > 0 {
+					return nil, missing, nil
+				}
 				return nil, nil, err
 			}
 			objs = append(objs, blobs...)
