@@ -109,3 +109,58 @@ func TestPrunedSafetyCheckpointAfterTheWritesIsUndone(t *testing.T) {
 		}
 	}
 }
+
+// TestPrunedStagedVersionStopsTheRollback: a rollback that moves HEAD
+// resets the index, and the staged versions it held then live only in the
+// index tree it recorded (the safety checkpoint's second parent, issue 13
+// item 5). The whole-check covers that tree's objects too: a staged blob
+// deleted after the safety ref exists (as a racing gc --prune=now would)
+// stops the rollback with nothing written, and the message names it
+// (issue 13 item 3). Without that tree in the check the rollback went on
+// and the undo could not give the staged version back.
+func TestPrunedStagedVersionStopsTheRollback(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	stagedState(t, f)
+	staged := r.HashBlob("staged again\n")
+	if _, err := r.GitErr("cat-file", "-e", staged); err != nil {
+		t.Fatalf("the staged version %s is not stored", staged)
+	}
+	before := files(disk(t, r.Dir))
+	headBefore, _ := head(r)
+	index := indexBytes(t, r)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
+	if plan.Plan == "" {
+		t.Fatal("no plan")
+	}
+	prune := `set -e
+objs=$(git rev-parse --git-path objects)
+rm "$objs/` + staged[:2] + "/" + staged[2:] + `"`
+	real := runBin(t, r.Dir, "git-venom-rollback",
+		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + prune},
+		append(append([]string(nil), args...), "--plan", plan.Plan)...)
+	if _, err := r.GitErr("cat-file", "-e", staged); err == nil {
+		t.Fatalf("the simulated gc did not prune the staged version\n%s", real.stderr)
+	}
+	if started := records(t, r, "rollback.started"); len(started) != 1 || started[0]["index"] == nil {
+		t.Fatalf("rollback.started records no index: %v", started)
+	}
+	out := parseOut(t, real)
+	if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+		t.Fatalf("rollback whose recorded index lost a blob: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if !strings.Contains(out.Error.Message, "nothing was written") || !strings.Contains(out.Error.Message, staged) {
+		t.Errorf("message %q does not say nothing was written and name the lost blob %s", out.Error.Message, staged)
+	}
+	if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+		t.Errorf("files were written although the recorded index was not whole:\n%s", d)
+	}
+	if h, _ := head(r); h != headBefore {
+		t.Errorf("HEAD moved from %s to %s", headBefore, h)
+	}
+	if got := indexBytes(t, r); got != index {
+		t.Errorf("the index changed")
+	}
+}
