@@ -311,12 +311,11 @@ func ptrOf(target *string, current *string, rewinds bool) **string {
 // disappearance is not a difference, and neither is a new entry for a
 // file too big to capture in S or after (its entry there is the index's),
 // nor the absence of a write the rules in force ignore (whoever changed
-// them), but any other changed entry is. A
-// An appearance or a disappearance counts only when its file is on disk
-// and unchanged since S's capture began (its ctime is older): a file
+// them), but any other changed entry is. Such an appearance or
+// disappearance is passed over only when its file is on disk and
+// unchanged since S's capture began (its ctime is older): a file
 // created, changed or deleted elsewhere while the rollback ran makes
-// exact false, whatever the rules did (issue 13 item 6). A
-// planned write the after capture skipped as too big (a file the target
+// exact false, whatever the rules did (issue 13 item 6). A planned write the after capture skipped as too big (a file the target
 // held as a tracked entry over maxFileBytes) is not in its tree; its bytes
 // were checked against the blob when written (converted), so it counts
 // as done.
