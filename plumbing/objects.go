@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -51,23 +52,81 @@ func (r *Repo) Missing(ctx context.Context, oids []OID) ([]OID, error) {
 	if len(oids) == 0 {
 		return nil, nil
 	}
-	var in bytes.Buffer
-	for _, o := range oids {
-		in.WriteString(string(o) + "\n")
-	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check=%(objectname)")
+	lines, err := r.catCheck(ctx, "%(objectname)", oids)
 	if err != nil {
 		return nil, fmt.Errorf("checking objects: %w", err)
 	}
 	var missing []OID
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(oids) {
-		return nil, fmt.Errorf("checking objects: %d answers for %d objects", len(lines), len(oids))
-	}
 	for i, l := range lines {
 		if strings.HasSuffix(l, " missing") {
 			missing = append(missing, oids[i])
 		}
 	}
 	return missing, nil
+}
+
+// catCheck asks `git cat-file --batch-check=<format>` about each of oids
+// and returns its answer lines, one an object in the order given
+// ("<oid> missing" for one the store does not have).
+func (r *Repo) catCheck(ctx context.Context, format string, oids []OID) ([]string, error) {
+	var in bytes.Buffer
+	for _, o := range oids {
+		in.WriteString(string(o) + "\n")
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check="+format)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(oids) {
+		return nil, fmt.Errorf("cat-file: %d answers for %d objects", len(lines), len(oids))
+	}
+	return lines, nil
+}
+
+// catObject is one answer of `git cat-file --batch`: the object's type
+// and content, or missing when the name names no object (or more than
+// one).
+type catObject struct {
+	typ     string
+	body    []byte
+	missing bool
+}
+
+// catBatch asks `git cat-file --batch` for each of names (object names,
+// or <tree>:<path>; none may hold a newline) and returns the answers in
+// the order given.
+func (r *Repo) catBatch(ctx context.Context, names []string) ([]catObject, error) {
+	var in bytes.Buffer
+	for _, n := range names {
+		in.WriteString(n + "\n")
+	}
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	res := make([]catObject, len(names))
+	for i := range names {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("cat-file: short output")
+		}
+		head := string(out[:nl])
+		out = out[nl+1:]
+		if strings.HasSuffix(head, " missing") || strings.HasSuffix(head, " ambiguous") {
+			res[i].missing = true
+			continue
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("cat-file: unexpected header %q", head)
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size < 0 || len(out) < size+1 {
+			return nil, fmt.Errorf("cat-file: short object %s", names[i])
+		}
+		res[i] = catObject{typ: f[1], body: out[:size]}
+		out = out[size+1:]
+	}
+	return res, nil
 }

@@ -436,8 +436,7 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 			dirs[filepath.ToSlash(d)] = true
 		}
 	}
-	var specs []string
-	var in bytes.Buffer
+	var specs, names []string
 	for d := range dirs {
 		gi := ".gitignore"
 		if d != "" {
@@ -447,9 +446,9 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 			continue // cat-file --batch reads lines; such a name cannot be asked for
 		}
 		specs = append(specs, gi)
-		fmt.Fprintf(&in, "%s:%s\n", tree, gi)
+		names = append(names, string(tree)+":"+gi)
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	objs, err := r.catBatch(ctx, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading the target's .gitignore files: %w", err)
 	}
@@ -463,30 +462,11 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 		}
 	}
 	defer os.RemoveAll(scratch)
-	for _, gi := range specs {
-		nl := bytes.IndexByte(out, '\n')
-		if nl < 0 {
-			return nil, fmt.Errorf("cat-file: short output")
-		}
-		head := string(out[:nl])
-		out = out[nl+1:]
-		if strings.HasSuffix(head, " missing") || strings.HasSuffix(head, " ambiguous") {
+	for i, gi := range specs {
+		if objs[i].missing || objs[i].typ != "blob" {
 			continue
 		}
-		f := strings.Fields(head)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("cat-file: unexpected header %q", head)
-		}
-		var size int
-		fmt.Sscan(f[2], &size)
-		if len(out) < size+1 {
-			return nil, fmt.Errorf("cat-file: short object")
-		}
-		body := out[:size]
-		out = out[size+1:]
-		if f[1] != "blob" {
-			continue
-		}
+		body := objs[i].body
 		dst := filepath.Join(scratch, filepath.FromSlash(gi))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return nil, err
@@ -499,7 +479,7 @@ func (r *Repo) IgnoredAt(ctx context.Context, tree OID, paths []string) (map[str
 	// info/exclude and core.excludesFile apply as they do now.
 	o := Options{Stdin: bytes.NewReader(NulList(DotPaths(paths))), NoWorkTree: true, Dir: scratch,
 		Env: []string{"GIT_WORK_TREE=" + scratch}}
-	out, err = r.Run(ctx, o, "check-ignore", "--no-index", "-z", "--stdin")
+	out, err := r.Run(ctx, o, "check-ignore", "--no-index", "-z", "--stdin")
 	if err != nil && !IsExit(err, 1) {
 		return nil, fmt.Errorf("checking the target's ignore rules: %w", err)
 	}
@@ -702,29 +682,19 @@ func (r *Repo) ReadBlobs(ctx context.Context, oids []OID) (map[OID][]byte, error
 	if len(oids) == 0 {
 		return res, nil
 	}
-	var in bytes.Buffer
-	for _, o := range oids {
-		in.WriteString(string(o) + "\n")
+	names := make([]string, len(oids))
+	for i, o := range oids {
+		names[i] = string(o)
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	objs, err := r.catBatch(ctx, names)
 	if err != nil {
 		return nil, fmt.Errorf("reading blobs: %w", err)
 	}
-	for _, o := range oids {
-		nl := bytes.IndexByte(out, '\n')
-		if nl < 0 {
-			return nil, fmt.Errorf("cat-file: short output")
+	for i, o := range objs {
+		if o.missing || o.typ != "blob" {
+			return nil, fmt.Errorf("cat-file: %s is not a blob here", oids[i])
 		}
-		f := strings.Fields(string(out[:nl]))
-		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("cat-file: %s is not a blob here: %q", o, out[:nl])
-		}
-		size, err := strconv.Atoi(f[2])
-		if err != nil || len(out) < nl+1+size+1 {
-			return nil, fmt.Errorf("cat-file: short object %s", o)
-		}
-		res[o] = out[nl+1 : nl+1+size]
-		out = out[nl+1+size+1:]
+		res[oids[i]] = o.body
 	}
 	return res, nil
 }
@@ -732,16 +702,15 @@ func (r *Repo) ReadBlobs(ctx context.Context, oids []OID) (map[OID][]byte, error
 // BlobSizes returns the size in bytes of each of oids, from one `git
 // cat-file --batch-check`. An object git does not have is an error.
 func (r *Repo) BlobSizes(ctx context.Context, oids []OID) (map[OID]int64, error) {
-	var in bytes.Buffer
-	for _, o := range oids {
-		in.WriteString(string(o) + "\n")
+	sizes := make(map[OID]int64, len(oids))
+	if len(oids) == 0 {
+		return sizes, nil
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check=%(objectname) %(objectsize)")
+	lines, err := r.catCheck(ctx, "%(objectname) %(objectsize)", oids)
 	if err != nil {
 		return nil, fmt.Errorf("reading object sizes: %w", err)
 	}
-	sizes := make(map[OID]int64, len(oids))
-	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	for _, l := range lines {
 		name, size, _ := strings.Cut(l, " ")
 		n, err := strconv.ParseInt(size, 10, 64)
 		if err != nil {
