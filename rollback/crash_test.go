@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 )
 
 // cliOut is the part of plan's and rollback's --json output these tests
@@ -39,6 +40,57 @@ func parseOut(t *testing.T, p procResult) cliOut {
 		t.Fatalf("output is not JSON (exit %d): %v\nstdout %q\nstderr %q", p.exit, err, p.stdout, p.stderr)
 	}
 	return o
+}
+
+// planOf makes the plan of args in r's tree; a plan that fails fails the
+// test.
+func planOf(t *testing.T, r *gittest.Repo, args []string) cliOut {
+	t.Helper()
+	p := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	plan := parseOut(t, p)
+	if p.exit != 0 || plan.Plan == "" {
+		t.Fatalf("plan: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	return plan
+}
+
+// realCall runs the rollback of args with the plan id plan, env added to
+// its environment (a failpoint, say).
+func realCall(t *testing.T, r *gittest.Repo, args []string, plan string, env ...string) procResult {
+	t.Helper()
+	return runBin(t, r.Dir, "git-venom-rollback", env, append(append([]string(nil), args...), "--plan", plan)...)
+}
+
+// treeState is what a rollback that must leave the tree as it was is
+// held to: the files, HEAD (its commit and symbolic ref) and the index's
+// bytes.
+type treeState struct {
+	files            map[string]entry
+	head, sym, index string
+}
+
+func stateOf(t testing.TB, r *gittest.Repo) treeState {
+	t.Helper()
+	s := treeState{files: files(disk(t, r.Dir)), index: indexBytes(t, r)}
+	s.head, s.sym = head(r)
+	return s
+}
+
+// changes says how the tree differs from s now: its files, HEAD and,
+// when index is set, the index; "" when it does not.
+func (s treeState) changes(t testing.TB, r *gittest.Repo, index bool) string {
+	t.Helper()
+	var out []string
+	if d := diffEntries(s.files, files(disk(t, r.Dir))); d != "" {
+		out = append(out, "files:\n"+d)
+	}
+	if h, sym := head(r); h != s.head || sym != s.sym {
+		out = append(out, fmt.Sprintf("HEAD is %s %s, was %s %s", sym, h, s.sym, s.head))
+	}
+	if index && indexBytes(t, r) != s.index {
+		out = append(out, "the index changed")
+	}
+	return strings.Join(out, "\n")
 }
 
 // crashScenario builds a tree whose rollback to k1 deletes, creates,
@@ -125,19 +177,14 @@ func crashAt(t *testing.T, name string, guarded bool) {
 	headBefore, symBefore := head(r)
 	indexBefore := indexBytes(t, r)
 
-	p := runBin(t, r.Dir, "git-venom-plan", nil, args...)
-	plan := parseOut(t, p)
-	if p.exit != 0 || plan.Plan == "" {
-		t.Fatalf("plan: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
-	}
+	plan := planOf(t, r, args)
 	moves := plan.Repos[0].Head.Moves
 	if moves == guarded {
 		t.Fatalf("scenario: head.moves is %v in a tree with guarded %v", moves, guarded)
 	}
 	logBefore := logBytes(t, r)
 	refsBefore := r.Refs()
-	real := runBin(t, r.Dir, "git-venom-rollback", []string{"GIT_VENOM_TEST_FAILPOINT=" + name},
-		append(append([]string(nil), args...), "--plan", plan.Plan)...)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+name)
 	if !real.killed {
 		if name == "rollback.head-moved" && guarded {
 			// A guarded tree never moves HEAD: the step does not exist.

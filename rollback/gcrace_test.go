@@ -35,15 +35,9 @@ func TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting(t *testing.T) {
 			t.Parallel()
 			f, args := crashScenario(t, guarded)
 			r := f.r
-			before := files(disk(t, r.Dir))
-			headBefore, _ := head(r)
-			plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
-			if plan.Plan == "" {
-				t.Fatal("no plan")
-			}
-			real := runBin(t, r.Dir, "git-venom-rollback",
-				[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + pruneSafety},
-				append(append([]string(nil), args...), "--plan", plan.Plan)...)
+			before := stateOf(t, r)
+			plan := planOf(t, r, args)
+			real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneSafety)
 			soid := strings.TrimSpace(r.Read(".git/venom/pruned-safety"))
 			if _, err := r.GitErr("cat-file", "-e", soid); err == nil {
 				t.Fatalf("the simulated gc did not prune the safety commit %s\n%s", soid, real.stderr)
@@ -55,11 +49,8 @@ func TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting(t *testing.T) {
 			if !strings.Contains(out.Error.Message, "nothing was written") || !strings.Contains(out.Error.Message, "lost") {
 				t.Errorf("message %q does not say the safety checkpoint lost objects and nothing was written", out.Error.Message)
 			}
-			if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
-				t.Errorf("files were written although the safety checkpoint was not whole:\n%s", d)
-			}
-			if h, _ := head(r); h != headBefore {
-				t.Errorf("HEAD moved from %s to %s", headBefore, h)
+			if d := before.changes(t, r, true); d != "" {
+				t.Errorf("something was written although the safety checkpoint was not whole:\n%s", d)
 			}
 			if ended := records(t, r, "rollback.ended"); len(ended) != 1 || ended[0]["code"] != "failed.rollback_undone" {
 				t.Errorf("rollback.ended: %v", ended)
@@ -86,12 +77,9 @@ func TestPrunedSafetyCheckpointAfterTheWritesIsUndone(t *testing.T) {
 				t.Parallel()
 				f, args := crashScenario(t, guarded)
 				r := f.r
-				before := files(disk(t, r.Dir))
-				headBefore, _ := head(r)
-				plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
-				real := runBin(t, r.Dir, "git-venom-rollback",
-					[]string{"GIT_VENOM_TEST_FAILPOINT=" + at + ":exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + pruneSafety},
-					append(append([]string(nil), args...), "--plan", plan.Plan)...)
+				before := stateOf(t, r)
+				plan := planOf(t, r, args)
+				real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+at+":exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneSafety)
 				out := parseOut(t, real)
 				if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
 					t.Fatalf("rollback whose safety checkpoint was pruned after the writes: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
@@ -99,11 +87,8 @@ func TestPrunedSafetyCheckpointAfterTheWritesIsUndone(t *testing.T) {
 				if !strings.Contains(out.Error.Message, "lost") {
 					t.Errorf("message %q does not say the safety checkpoint lost objects", out.Error.Message)
 				}
-				if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
+				if d := before.changes(t, r, false); d != "" {
 					t.Errorf("the tree is not as it was:\n%s", d)
-				}
-				if h, _ := head(r); h != headBefore {
-					t.Errorf("HEAD is %s, was %s", h, headBefore)
 				}
 			})
 		}
@@ -127,20 +112,11 @@ func TestPrunedStagedVersionStopsTheRollback(t *testing.T) {
 	if _, err := r.GitErr("cat-file", "-e", staged); err != nil {
 		t.Fatalf("the staged version %s is not stored", staged)
 	}
-	before := files(disk(t, r.Dir))
-	headBefore, _ := head(r)
-	index := indexBytes(t, r)
+	before := stateOf(t, r)
 	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
-	plan := parseOut(t, runBin(t, r.Dir, "git-venom-plan", nil, args...))
-	if plan.Plan == "" {
-		t.Fatal("no plan")
-	}
-	prune := `set -e
-objs=$(git rev-parse --git-path objects)
-rm "$objs/` + staged[:2] + "/" + staged[2:] + `"`
-	real := runBin(t, r.Dir, "git-venom-rollback",
-		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + prune},
-		append(append([]string(nil), args...), "--plan", plan.Plan)...)
+	plan := planOf(t, r, args)
+	prune := `rm "$(git rev-parse --git-path objects)/` + staged[:2] + "/" + staged[2:] + `"`
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
 	if _, err := r.GitErr("cat-file", "-e", staged); err == nil {
 		t.Fatalf("the simulated gc did not prune the staged version\n%s", real.stderr)
 	}
@@ -154,13 +130,7 @@ rm "$objs/` + staged[:2] + "/" + staged[2:] + `"`
 	if !strings.Contains(out.Error.Message, "nothing was written") || !strings.Contains(out.Error.Message, staged) {
 		t.Errorf("message %q does not say nothing was written and name the lost blob %s", out.Error.Message, staged)
 	}
-	if d := diffEntries(before, files(disk(t, r.Dir))); d != "" {
-		t.Errorf("files were written although the recorded index was not whole:\n%s", d)
-	}
-	if h, _ := head(r); h != headBefore {
-		t.Errorf("HEAD moved from %s to %s", headBefore, h)
-	}
-	if got := indexBytes(t, r); got != index {
-		t.Errorf("the index changed")
+	if d := before.changes(t, r, true); d != "" {
+		t.Errorf("something was written although the recorded index was not whole:\n%s", d)
 	}
 }

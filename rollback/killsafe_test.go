@@ -425,6 +425,33 @@ func TestSaveDuringRollbackIsNeverLost(t *testing.T) {
 	}
 }
 
+// holdOpen opens each of paths for writing, as an editor that keeps its
+// file open does, before a rollback replaces them.
+func holdOpen(t *testing.T, r *gittest.Repo, paths []string) map[string]*os.File {
+	t.Helper()
+	held := map[string]*os.File{}
+	for _, p := range paths {
+		f, err := os.OpenFile(r.Path(p), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held[p] = f
+	}
+	return held
+}
+
+// saveThrough writes "held open and saved: <path>" through each file
+// held open, and closes it.
+func saveThrough(t *testing.T, held map[string]*os.File) {
+	t.Helper()
+	for p, f := range held {
+		if _, err := f.WriteString("held open and saved: " + p + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
 // TestSaveThroughAFileHeldOpenIsRescued: a program that opened a planned
 // file before the rollback moved it away and writes after (a save that
 // began as the rollback came to the file) writes into the file the
@@ -437,21 +464,9 @@ func TestSaveThroughAFileHeldOpenIsRescued(t *testing.T) {
 	t.Parallel()
 	s := newSlowTree(t, 40, false)
 	r := s.f.r
-	held := map[string]*os.File{}
-	for _, p := range s.paths[:8] {
-		f, err := os.OpenFile(r.Path(p), os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held[p] = f
-	}
+	held := holdOpen(t, r, s.paths[:8])
 	cmd, out := s.start(t)
-	for p, f := range held {
-		if _, err := f.WriteString("held open and saved: " + p + "\n"); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	saveThrough(t, held)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("rollback: %v\n%s", err, out)
 	}
@@ -509,21 +524,9 @@ func TestSaveInAKilledRollbacksBackupIsRescued(t *testing.T) {
 	t.Parallel()
 	s := newSlowTree(t, 40, false)
 	r := s.f.r
-	held := map[string]*os.File{}
-	for _, p := range s.paths[:6] {
-		f, err := os.OpenFile(r.Path(p), os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held[p] = f
-	}
+	held := holdOpen(t, r, s.paths[:6])
 	cmd, _ := s.start(t)
-	for p, f := range held {
-		if _, err := f.WriteString("held open and saved: " + p + "\n"); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	saveThrough(t, held)
 	cmd.Process.Kill()
 	cmd.Wait()
 	next := runBin(t, r.Dir, "git-venom-plan", nil, s.args...)
