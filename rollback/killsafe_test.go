@@ -551,3 +551,61 @@ func TestSaveInAKilledRollbacksBackupIsRescued(t *testing.T) {
 		t.Errorf("backup directories left after the rescue, with the safety checkpoint whole: %v", left)
 	}
 }
+
+// TestSaveBetweenGitsWriteAndItsStampSurvivesTheWayBack: a person saves
+// a file git has just written while git still writes the rest of its
+// batch (here the smudge filter of a later file of the batch makes that
+// save), and the rollback is then interrupted, so it goes back to S. The
+// save stays, named in kept; the other files are S's again. The old way
+// back took the save for git's write (a batch's stamps are taken when
+// the whole batch is written) and put S's file back over it: the stress
+// test lost 41 saves of one hung-up rollback so (issue 13 item 2).
+func TestSaveBetweenGitsWriteAndItsStampSurvivesTheWayBack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	script := filepath.Join(t.TempDir(), "smudge.sh")
+	saved := "saved by the editor while git wrote the batch\n"
+	body := "#!/bin/sh\nif [ \"$1\" = d/f4.txt ]; then printf '%s' '" + saved + "' > '" + r.Path("d/f0.txt") + "'; fi\nexec cat\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("config", "filter.ed.clean", "cat")
+	r.Git("config", "filter.ed.smudge", script+" %f")
+	r.Write(".gitattributes", "*.txt filter=ed\n")
+	for i := 0; i < 6; i++ {
+		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("one %d\n", i))
+	}
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 6; i++ {
+		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
+	var out struct {
+		Error *struct {
+			Code string `json:"code"`
+			Data struct {
+				Kept []string `json:"kept"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(real.stdout), &out); err != nil || out.Error == nil {
+		t.Fatalf("interrupted rollback: exit %d, %v\n%s%s", real.exit, err, real.stdout, real.stderr)
+	}
+	if got := r.Read("d/f0.txt"); got != saved {
+		t.Errorf("d/f0.txt holds %q after the way back, want the save %q (%s)", got, saved, out.Error.Code)
+	}
+	for i := 1; i < 6; i++ {
+		p := fmt.Sprintf("d/f%d.txt", i)
+		if got, want := r.Read(p), fmt.Sprintf("two %d\n", i); got != want {
+			t.Errorf("%s holds %q after the way back, want S's %q", p, got, want)
+		}
+	}
+	if out.Error.Code != "failed.rollback_undone" || strings.Join(out.Error.Data.Kept, ",") != "d/f0.txt" {
+		t.Errorf("code %s, kept %v; want failed.rollback_undone, kept [d/f0.txt]\n%s", out.Error.Code, out.Error.Data.Kept, real.stdout)
+	}
+}

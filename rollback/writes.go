@@ -765,8 +765,9 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		kept[l.Path] = true
 	}
 	// What the batch in flight wrote before git failed is ours where it
-	// is the target's entry.
+	// is the target's entry; what no longer holds what git wrote is not.
 	ap.claimPending(ctx)
+	ap.disownSaves(ctx)
 	root := p.tree.Path()
 	var fromS []plumbing.TreeChange
 	for _, c := range p.writes {
@@ -915,17 +916,29 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 
 // claimPending adds to wrote the paths of the batch that was being
 // written when git failed whose content is the target's (what git wrote
-// before it stopped): their files through the path's filters, a
-// symlink's target.
+// before it stopped).
 func (ap *applier) claimPending(ctx context.Context) {
 	if len(ap.pending) == 0 {
 		return
 	}
+	for path, s := range ap.holding(ctx, ap.pending) {
+		ap.wrote[path] = s
+	}
+	ap.pending = nil
+}
+
+// holding returns, of changes, the paths whose file holds the change's
+// target entry now, judged by content: a regular file's bytes through
+// the path's filters hash to the target blob (`git hash-object
+// --stdin-paths`), a symbolic link points where the target's blob says.
+// Each comes with the stamp its file had when lstat'ed, before it was
+// read. A path that cannot be read or hashed is not in it.
+func (ap *applier) holding(ctx context.Context, changes []plumbing.TreeChange) map[string]stamp {
 	r := ap.plan.tree.Repo
 	var files []string
 	var links []plumbing.OID
 	st := map[string]stamp{}
-	for _, c := range ap.pending {
+	for _, c := range changes {
 		s, err := ap.w.lstatReal(c.Path)
 		if err != nil {
 			continue
@@ -940,7 +953,8 @@ func (ap *applier) claimPending(ctx context.Context) {
 	}
 	clean, _ := r.CleanHashes(ctx, files)
 	targets, _ := r.ReadBlobs(ctx, links)
-	for _, c := range ap.pending {
+	holds := map[string]stamp{}
+	for _, c := range changes {
 		s, ok := st[c.Path]
 		if !ok {
 			continue
@@ -948,15 +962,41 @@ func (ap *applier) claimPending(ctx context.Context) {
 		if c.DstMode == "120000" {
 			t, err := os.Readlink(filepath.Join(ap.w.root, filepath.FromSlash(c.Path)))
 			if err == nil && targets != nil && t == string(targets[c.Dst]) {
-				ap.wrote[c.Path] = s
+				holds[c.Path] = s
 			}
 			continue
 		}
 		if h, ok := clean[c.Path]; ok && h == c.Dst {
-			ap.wrote[c.Path] = s
+			holds[c.Path] = s
 		}
 	}
-	ap.pending = nil
+	return holds
+}
+
+// disownSaves drops from wrote each path whose file no longer holds what
+// git wrote there. A batch's stamps are taken once git has written the
+// whole batch, so a save made to one of its files between git's write
+// and that lstat has its stamp recorded as git's; the way back would
+// then put S's file back over the save. The stress test lost 41 saves
+// of one hung-up rollback so (issue 13 item 2). A save whose bytes are
+// the target's own cannot be told from git's write, and loses nothing
+// it did not hold.
+func (ap *applier) disownSaves(ctx context.Context) {
+	var ours []plumbing.TreeChange
+	for _, c := range ap.plan.writes {
+		if _, ok := ap.wrote[c.Path]; ok {
+			ours = append(ours, c)
+		}
+	}
+	if len(ours) == 0 {
+		return
+	}
+	holds := ap.holding(ctx, ours)
+	for _, c := range ours {
+		if s, ok := holds[c.Path]; !ok || !s.sameFile(ap.wrote[c.Path]) {
+			delete(ap.wrote, c.Path)
+		}
+	}
 }
 
 // parentsStillDirs checks, after git wrote writes, that each one's parents
