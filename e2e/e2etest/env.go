@@ -105,7 +105,7 @@ func New(t *testing.T, name string) *Env {
 	work, _ = filepath.EvalSymlinks(work)
 	e := &Env{T: t, Work: work, Repo: filepath.Join(work, "repo"), Home: filepath.Join(work, "home"),
 		HookLog: filepath.Join(work, "hooks"), VenomBin: vb, Clients: clients}
-	for _, d := range []string{e.Repo, e.Home, e.HookLog, filepath.Join(work, "bin")} {
+	for _, d := range []string{e.Repo, e.Home, e.HookLog, filepath.Join(work, "bin"), filepath.Join(work, "noglobal")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,8 @@ func New(t *testing.T, name string) *Env {
 	if err := os.Symlink(self, filepath.Join(work, "bin", "git-venom-hook")); err != nil {
 		t.Fatal(err)
 	}
-	e.Path = strings.Join([]string{filepath.Join(work, "bin"), vb, clients, systemPath()}, string(os.PathListSeparator))
+	e.shadowGlobalClients()
+	e.Path = strings.Join([]string{filepath.Join(work, "bin"), vb, clients, e.noGlobal(), systemPath()}, string(os.PathListSeparator))
 	e.Mock, err = mockllm.Start(mockllm.Options{LogDir: filepath.Join(work, "mock"), Lifetime: 30 * time.Minute, MaxRequests: 2000})
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +141,30 @@ func New(t *testing.T, name string) *Env {
 	e.Git("add", "README.md")
 	e.Git("commit", "-qm", "init")
 	return e
+}
+
+// ClientNames are the clients make e2e installs, by their program names.
+var ClientNames = []string{"claude", "codex", "gemini"}
+
+// noGlobal is the directory of stand-ins that hide a global install of a
+// client (npm i -g puts claude, codex and gemini in /usr/bin): it comes
+// right after the clients' directory on every PATH the framework makes,
+// before the system's, so a command that runs a client by name finds the
+// pinned one, or, on a PATH that lacks the clients' directory, a stand-in
+// that fails and says so; never a global one of another version. Without
+// it, a PATH without the clients passes here and fails on a clean machine.
+func (e *Env) noGlobal() string { return filepath.Join(e.Work, "noglobal") }
+
+// shadowGlobalClients writes the stand-ins of noGlobal: each prints what
+// happened on stderr and exits 127.
+func (e *Env) shadowGlobalClients() {
+	e.T.Helper()
+	for _, name := range ClientNames {
+		script := "#!/bin/sh\necho \"e2e: $0 stands in for a global " + name + ": this PATH lacks the pinned clients (VENOM_E2E_CLIENTS)\" >&2\nexit 127\n"
+		if err := os.WriteFile(filepath.Join(e.noGlobal(), name), []byte(script), 0o755); err != nil {
+			e.T.Fatal(err)
+		}
+	}
 }
 
 // systemPath is the PATH entries a client needs for its tools (sh, git,
@@ -214,12 +239,14 @@ func (e *Env) Git(args ...string) string {
 }
 
 func (e *Env) gitEnv() []string {
-	return append(e.BaseEnv(), "PATH="+e.VenomBin+string(os.PathListSeparator)+systemPath(),
+	return append(e.BaseEnv(), "PATH="+strings.Join([]string{e.VenomBin, e.Clients, e.noGlobal(), systemPath()}, string(os.PathListSeparator)),
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
 }
 
 // Venom runs `git <args...>` in the repository with the binaries under
-// test first on PATH, as a person would (no agent variables), and returns
+// test first on PATH, then the pinned clients (a Claude Code rewind runs
+// claude), as a person at the agent's terminal would (no agent
+// variables), and returns
 // its result whatever the exit status: git venom-plan, venom-rollback and
 // friends.
 func (e *Env) Venom(args ...string) Result {
