@@ -294,9 +294,10 @@ func snakeCase(s string) string {
 }
 
 // TestCodexRewindRefused: a fork the real codex refuses (its thread store
-// is another CODEX_HOME, so the thread is unknown) ends the rollback with
+// is another CODEX_HOME, so the thread is unknown; CODEX_HOME is missing
+// or a file, so codex app-server dies at once) ends the rollback with
 // conflict.harness_fork_refused and codex's message, before any file is
-// touched (RFC 7.4 step 3).
+// touched (RFC 7.4 step 3); the same rollback then works.
 func TestCodexRewindRefused(t *testing.T) {
 	w := newCodex(t)
 	r1 := w.exec("Turn one done.", "Turn one. [[venom-e2e: write one.txt apple ;; say Turn one done.]]")
@@ -321,6 +322,31 @@ func TestCodexRewindRefused(t *testing.T) {
 	}
 	if e := w.Records("rollback.ended", "agent="+A); len(e) != 1 || e[0].S("code") != "conflict.harness_fork_refused" {
 		t.Errorf("rollback.ended:\n%s", e2etest.LogText(e))
+	}
+	// A CODEX_HOME that is no directory: codex app-server exits at once
+	// with its error, and a backtrace after it when RUST_BACKTRACE is set
+	// (as in many a developer's shell); the refusal quotes the error, not
+	// the backtrace's last frame.
+	file := filepath.Join(w.Work, "codex-home-file")
+	if err := os.WriteFile(file, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, home := range []string{filepath.Join(w.Work, "no-such-codex-home"), file} {
+		plan := decode(t, w.venom("venom-plan", "--agent", A, K, "--json"))
+		r := w.Run(e2etest.RunOpts{Env: append(append([]string(nil), w.c.Env...), "CODEX_HOME="+home, "RUST_BACKTRACE=1", "GIT_CONFIG_NOSYSTEM=1")},
+			"git", "venom-rollback", "--agent", A, K, "--plan", plan.Plan, "--json")
+		p := decode(t, r)
+		if r.Code != 5 || p.Error == nil || p.Error.Code != "conflict.harness_fork_refused" || !strings.Contains(p.Error.Message, "(codex said: Error: CODEX_HOME points to") {
+			t.Errorf("CODEX_HOME=%s: %s\n%s", home, r, r.Stdout)
+		}
+		if !w.Exists("two.txt") {
+			t.Fatalf("a refused fork (CODEX_HOME=%s) touched the files: two.txt is gone", home)
+		}
+	}
+	// With the thread store back, the same rollback forks and restores.
+	plan = decode(t, w.venom("venom-plan", "--agent", A, K, "--json"))
+	if rb := w.venom("venom-rollback", "--agent", A, K, "--plan", plan.Plan); rb.Code != 0 || w.Exists("two.txt") || !strings.Contains(rb.Stdout, "codex resume ") {
+		t.Errorf("the rollback after the refusals: %s\n%s", rb, rb.Stdout)
 	}
 }
 

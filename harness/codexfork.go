@@ -236,11 +236,17 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// last is the last non-empty line written.
+// last is the last non-empty line written before any "Stack backtrace:"
+// section: what the program said, not the last frame of the backtrace a
+// Rust program (codex) prints after its error.
 func (b *tailBuffer) last() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(string(b.buf)), "\n")
+	text := string(b.buf)
+	if i := strings.LastIndex(text, "\nStack backtrace:"); i >= 0 {
+		text = text[:i]
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 

@@ -36,13 +36,23 @@ const fakeFork = "01a2315e-dfc3-7601-881e-d2ab51cd21ac"
 // fakeAppServer answers initialize, thread/fork and thread/unsubscribe as
 // codex 0.171 does, logging every line it reads to logPath. mode ok forks;
 // refuse answers thread/fork with codex's error for an unknown thread;
-// hang never answers thread/fork; die exits after initialize.
+// hang never answers thread/fork; die exits after initialize; crash exits
+// at once with codex's error and backtrace.
 func fakeAppServer(mode, logPath string) {
 	log, _ := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	defer log.Close()
 	out := bufio.NewWriter(os.Stdout)
 	say := func(s string) { fmt.Fprintln(out, s); out.Flush() }
 	fmt.Fprintln(os.Stderr, "WARNING: proceeding, even though we could not create PATH aliases")
+	if mode == "crash" {
+		// What codex 0.171 prints and does when CODEX_HOME names no
+		// directory: an error, then a backtrace, before reading anything.
+		fmt.Fprint(os.Stderr, "Error: CODEX_HOME points to \"/h/none\", but that path does not exist\n\nStack backtrace:\n")
+		for i := 0; i < 7; i++ {
+			fmt.Fprintf(os.Stderr, "   %d: <unknown>\n", i)
+		}
+		os.Exit(1)
+	}
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		fmt.Fprintln(log, sc.Text())
@@ -143,6 +153,8 @@ func TestCodexForkFailures(t *testing.T) {
 	}{
 		{"refuse", "conflict.harness_fork_refused", "no rollout found for thread id", 20 * time.Second},
 		{"die", "conflict.harness_fork_refused", "exited without a reply", 20 * time.Second},
+		// codex's own error, not the last line of its backtrace.
+		{"crash", "conflict.harness_fork_refused", `(codex said: Error: CODEX_HOME points to "/h/none", but that path does not exist)`, 20 * time.Second},
 		{"hang", "timeout.harness_request", "did not fork thread " + codexSession + " within 1.5s", 1500 * time.Millisecond},
 		{"missing", "conflict.harness_fork_refused", "not on PATH", 20 * time.Second},
 	} {
