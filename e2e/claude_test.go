@@ -380,7 +380,10 @@ func TestClaudeRewindTerminal(t *testing.T) {
 		t.Fatalf("claude did not show the copy's history within 90 s; screen:\n%s", term.SaveScreen("resume"))
 	}
 	// The prompt box is ready once the history is drawn; type the next turn.
-	term.Type("Turn three, at the terminal. [[venom-e2e: say Turn three done.]]", true)
+	prompt := "Turn three, at the terminal. [[venom-e2e: say Turn three done.]]"
+	if !term.Submit(e2etest.ClaudeComposer, prompt, func() bool { return w.Mock.PromptConvo(before, "anthropic", prompt) != nil }, 90*time.Second) {
+		t.Fatalf("the model got no request for %q within 90 s; screen:\n%s", prompt, term.SaveScreen("turn3"))
+	}
 	ok := e2etest.Eventually(90*time.Second, func() bool {
 		h, found := w.LastHook("Stop")
 		return found && h.Finished && h.Field("session_id") == N

@@ -170,7 +170,7 @@ func TestCodexRewind(t *testing.T) {
 	})
 	t.Run("rewind.terminal_codex_resume", func(t *testing.T) {
 		e2etest.NeedTmux(t)
-		w.codexTerminalTurn(t, []string{"codex", "resume", F}, "Terminal turn: which words? [[venom-e2e: say Terminal done.]]", "Terminal done.",
+		w.codexTerminalTurn(t, []string{"codex", "resume", F}, "Terminal turn: which words. [[venom-e2e: say Terminal done.]]", "Terminal done.",
 			func(cv string) {
 				if !strings.Contains(cv, "remember APPLE") || strings.Contains(cv, "remember BANANA") {
 					t.Errorf("codex resume %s at a terminal sent:\n%s", F, cv)
@@ -200,32 +200,30 @@ func (w *codexWorld) codexTerminalTurn(t *testing.T, argv []string, prompt, want
 	term := w.NewTerminal(w.c.Env)
 	since := w.Mock.Seq()
 	term.Type(e2etest.ShellQuote(append([]string{w.c.Bin}, argv[1:]...)), true)
-	deadline := time.Now().Add(90 * time.Second)
-	typed := false
-	for time.Now().Before(deadline) && !typed {
+	// The prompt box shows while codex is still "Resuming session…", and
+	// an Enter then is dropped: wait until it is done (Submit presses
+	// Enter again anyway, should one be lost).
+	ready := e2etest.Eventually(90*time.Second, func() bool {
 		s := term.Screen()
-		switch {
-		case strings.Contains(s, "Hooks need review") || strings.Contains(s, "Trust this folder") || strings.Contains(s, "Use existing model"):
+		if strings.Contains(s, "Hooks need review") || strings.Contains(s, "Trust this folder") || strings.Contains(s, "Use existing model") {
 			t.Fatalf("codex asks a question the set-up answered:\n%s", s)
-		case strings.Contains(s, "› Ask Codex") || strings.Contains(s, "? for shortcuts"):
-			term.Type(prompt, false)
-			time.Sleep(300 * time.Millisecond)
-			term.Type("", true)
-			typed = true
 		}
-		time.Sleep(500 * time.Millisecond)
+		return strings.Contains(s, "? for shortcuts") && !strings.Contains(s, "Resuming session")
+	})
+	if !ready {
+		t.Fatalf("codex showed no ready prompt box within 90 s:\n%s", term.SaveScreen("codex-resume"))
 	}
-	// The screen shows the prompt as typed, script and all: wait for the
-	// model's request instead, and then for the answer on the screen.
+	// The screen shows the prompt as typed, script and all: the model's
+	// request says it was sent, and then the answer shows.
 	got := ""
-	if typed {
-		e2etest.Eventually(90*time.Second, func() bool {
-			got = w.convo(since)
-			return strings.Contains(got, prompt[:20])
-		})
-	}
-	if got == "" {
-		t.Fatalf("the terminal session sent the model no request for %q:\n%s", prompt, term.SaveScreen("codex-resume"))
+	sent := term.Submit(e2etest.CodexComposer, prompt, func() bool {
+		// Not LastConvo: the title request codex sends after the turn's
+		// quotes the prompt too.
+		got = mockllm.Text(w.Mock.PromptConvo(since, "responses", prompt))
+		return got != ""
+	}, 90*time.Second)
+	if !sent {
+		t.Fatalf("the terminal session sent the model no request for %q within 90 s (the user parts of its last:\n%s); screen:\n%s", prompt, e2etest.UserParts(w.Mock.LastConvo(since, "responses")), term.SaveScreen("codex-resume"))
 	}
 	if !term.WaitFor("• "+want, 60*time.Second) {
 		t.Logf("the answer %q did not show:\n%s", want, term.SaveScreen("codex-resume"))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/venom-org/git-venom/e2e/mockllm"
 )
 
 // Terminal is a shell in a tmux session of its own (a private socket
@@ -70,6 +72,110 @@ func (term *Terminal) Type(text string, enter bool) {
 		time.Sleep(300 * time.Millisecond)
 		term.tmux("send-keys", "-t", term.name, "Enter")
 	}
+}
+
+// The marker at the start of a client's prompt box (its composer), on the
+// screen's last line that starts with it: the history above shows earlier
+// prompts with the same marker.
+const (
+	CodexComposer  = "›" // codex 0.171
+	ClaudeComposer = "❯" // Claude Code 2.1.332
+)
+
+// SubmitRetry is how long Submit waits for a prompt to be sent before it
+// presses Enter again, while the prompt box still holds the prompt.
+const SubmitRetry = 5 * time.Second
+
+// Composer is the line of the client's prompt box, as the screen shows it
+// now: ComposerLine of the screen.
+func (term *Terminal) Composer(marker string) string {
+	term.e.T.Helper()
+	return ComposerLine(term.Screen(), marker)
+}
+
+// ComposerLine is the text after marker (CodexComposer, ClaudeComposer) on
+// the last line of screen that starts with it (after spaces), trimmed; ""
+// when no line does.
+func ComposerLine(screen, marker string) string {
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(lines[i], " "), marker); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// Submit types prompt into the prompt box of the client running in the
+// terminal (its line starts with marker) as literal text, waits until the
+// box shows it, and presses Enter; then, until sent reports that the
+// client sent it (the model server received it) or timeout passes, it
+// presses Enter again every SubmitRetry while the box still holds the
+// prompt: a client that is still loading (codex's "Resuming session…")
+// drops an Enter, and a slow one can read the text and the Enter as one
+// paste. It reports whether the prompt was sent; the test fails at once
+// when the box never shows it.
+//
+// prompt must hold no key the clients bind in their prompt box (a typed
+// "?" opens codex's shortcuts when it thinks the box is empty, "@" and "$"
+// open file and skill pickers that take the Enter, "/", "!" and "#" at the
+// start are commands, shell and memory): CheckPrompt says which.
+func (term *Terminal) Submit(marker, prompt string, sent func() bool, timeout time.Duration) bool {
+	term.e.T.Helper()
+	if err := CheckPrompt(prompt); err != nil {
+		term.e.T.Fatal(err)
+	}
+	head := prompt
+	if len(head) > 24 {
+		head = head[:24]
+	}
+	tail := prompt[len(prompt)-min(len(prompt), 12):]
+	holds := func() bool { return strings.HasPrefix(term.Composer(marker), head) }
+	term.tmux("send-keys", "-t", term.name, "-l", prompt)
+	if !Eventually(timeout, func() bool { return holds() && strings.Contains(term.Screen(), tail) }) {
+		term.e.T.Fatalf("the prompt box (%s) never showed %q; screen:\n%s", marker, prompt, term.SaveScreen("submit"))
+	}
+	// A separate key, a moment later: a pasted newline is text.
+	time.Sleep(300 * time.Millisecond)
+	deadline := time.Now().Add(timeout)
+	for {
+		term.tmux("send-keys", "-t", term.name, "Enter")
+		if Eventually(SubmitRetry, sent) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		if !holds() {
+			// Submitted, and the client is slow to send it.
+			return Eventually(time.Until(deadline), sent)
+		}
+		term.e.T.Logf("the prompt was not sent %s after Enter and the prompt box still holds it: Enter again", SubmitRetry)
+	}
+}
+
+// CheckPrompt says why prompt cannot be typed into a client's prompt box
+// as text (see Submit), nil when it can.
+func CheckPrompt(prompt string) error {
+	if i := strings.IndexAny(prompt, "?@$\n"); i >= 0 {
+		return fmt.Errorf("prompt %q holds %q, which the clients' prompt boxes read as a key, not text: reword it", prompt, prompt[i])
+	}
+	if prompt == "" || strings.ContainsRune("/!#", rune(prompt[0])) {
+		return fmt.Errorf("prompt %q starts with a command key of the clients' prompt boxes (/, !, #) or is empty: reword it", prompt)
+	}
+	return nil
+}
+
+// UserParts is the user parts of a conversation, one line each (cut at 200
+// bytes), for a failure message: the rest is the client's instructions.
+func UserParts(parts []mockllm.Part) string {
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Role == "user" {
+			fmt.Fprintf(&sb, "user\t%s\n", Cut(strings.ReplaceAll(p.Text, "\n", `\n`), 200))
+		}
+	}
+	return sb.String()
 }
 
 // Screen is what the terminal shows now, with its scrollback.

@@ -138,3 +138,27 @@ func (s *Server) LastConvo(since int, api string) []Part {
 	}
 	return best
 }
+
+// PromptConvo is the conversation of the last request after request number
+// since whose API starts with api and that has a user part whose text is
+// prompt: the client's request for that prompt. LastConvo can pick a side
+// request that quotes the prompt inside its own text instead (codex 0.171's
+// title request: "Generate a concise, single-line task title ... User
+// prompt:\n<prompt>"), which Codex's interactive session sends right after
+// the turn's. It is nil when there is none.
+func (s *Server) PromptConvo(since int, api, prompt string) []Part {
+	var best []Part
+	for _, r := range s.Requests(since) {
+		if r.Body == nil || !strings.HasPrefix(r.API, api) {
+			continue
+		}
+		c := r.Convo()
+		for _, p := range c {
+			if p.Role == "user" && strings.TrimSpace(p.Text) == prompt {
+				best = c
+				break
+			}
+		}
+	}
+	return best
+}

@@ -177,6 +177,29 @@ func TestResponsesTurn(t *testing.T) {
 	}
 }
 
+// TestPromptConvo: after a turn's request, codex's title request quotes the
+// prompt in its own text; LastConvo picks it, PromptConvo the turn's.
+func TestPromptConvo(t *testing.T) {
+	s := start(t, Options{})
+	prompt := "Terminal turn. [[venom-e2e: say Done.]]"
+	msg := func(role, text string) map[string]any {
+		return map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": "input_text", "text": text}}}
+	}
+	post(t, s, "/v1/responses", map[string]any{"tools": []any{map[string]any{"name": "shell"}},
+		"input": []any{msg("user", "remember APPLE"), msg("user", prompt)}})
+	post(t, s, "/v1/responses", map[string]any{"input": []any{msg("user", "Generate a concise, single-line task title.\n\nUser prompt:\n"+prompt)}})
+	if c := s.LastConvo(0, "responses"); len(c) != 1 {
+		t.Fatalf("LastConvo is not the title request:\n%s", Text(c))
+	}
+	c := s.PromptConvo(0, "responses", prompt)
+	if len(c) != 2 || c[0].Text != "remember APPLE" || c[1].Text != prompt {
+		t.Fatalf("PromptConvo:\n%s", Text(c))
+	}
+	if c := s.PromptConvo(0, "responses", "another prompt"); c != nil {
+		t.Fatalf("PromptConvo of a prompt never sent:\n%s", Text(c))
+	}
+}
+
 func TestChatTurn(t *testing.T) {
 	s := start(t, Options{})
 	_, out := post(t, s, "/v1/chat/completions", map[string]any{"tools": []any{map[string]any{"function": map[string]any{"name": "shell"}}},
