@@ -127,7 +127,19 @@ func TestCodexRewind(t *testing.T) {
 	if plan.Plan == "" {
 		t.FailNow()
 	}
+	// What runs under the scratch directory before the rollback: codex
+	// exec's shell snapshots can outlive it for a moment.
+	before := map[int]bool{}
+	for _, p := range w.Leftovers() {
+		before[p.PID] = true
+	}
 	rb := w.venom("venom-rollback", "--agent", A, K, "--plan", plan.Plan)
+	var started []e2etest.Proc
+	for _, p := range w.Leftovers() {
+		if !before[p.PID] {
+			started = append(started, p)
+		}
+	}
 	var F string
 	t.Run("rewind.rollback_prints_resume", func(t *testing.T) {
 		m := regexp.MustCompile(`(?m)^  codex resume ([0-9a-f-]{36})\n  in a script: codex exec resume ([0-9a-f-]{36}) <prompt>$`).FindStringSubmatch(rb.Stdout)
@@ -137,6 +149,11 @@ func TestCodexRewind(t *testing.T) {
 		F = m[1]
 		if w.Exists("two.txt") || !w.Exists("one.txt") {
 			t.Errorf("files after the rollback: two.txt there %v, one.txt there %v", w.Exists("two.txt"), w.Exists("one.txt"))
+		}
+		// The fork's `codex app-server` (stdio) has exited, and started
+		// no daemon: the rollback left nothing running with this HOME.
+		if len(started) > 0 {
+			t.Errorf("the rollback left processes running: %v", started)
 		}
 		b := w.Records("agent.binding", "agent="+A)
 		if len(b) != 1 || b[0].S("harness_session") != F || b[0].S("fork_source") != T {
@@ -230,6 +247,19 @@ func (w *codexWorld) codexTerminalTurn(t *testing.T, argv []string, prompt, want
 	}
 	check(got)
 	term.Type("/quit", true)
+	// codex 0.171's interactive session starts an app-server daemon in a
+	// session of its own, which outlives it; the Env stops it (and any
+	// other process left under its scratch directory) when the test ends.
+	// Here, at once, to check that it does.
+	if !e2etest.Eventually(30*time.Second, func() bool { return strings.HasSuffix(strings.TrimSpace(term.Screen()), "$") }) {
+		t.Logf("codex did not quit within 30 s:\n%s", term.SaveScreen("codex-quit"))
+	}
+	term.Close()
+	left := w.StopLeftovers()
+	t.Logf("left running after codex resume quit, stopped: %v", left)
+	if again := w.Leftovers(); len(again) > 0 {
+		t.Errorf("still running after StopLeftovers: %v", again)
+	}
 }
 
 // trustHooks records trust of the project's hooks in config.toml as codex

@@ -125,6 +125,13 @@ func New(t *testing.T, name string) *Env {
 	}
 	t.Logf("scratch directory %s; mock model server on %s", work, e.Mock.URL())
 	t.Cleanup(func() {
+		if left := e.StopLeftovers(); len(left) > 0 {
+			var sb strings.Builder
+			for _, p := range left {
+				sb.WriteString("\n\t" + p.String())
+			}
+			t.Logf("stopped what was left running under %s:%s", work, sb.String())
+		}
 		e.Mock.Close()
 		e.writeHookInputs()
 		if t.Failed() || os.Getenv("VENOM_E2E_KEEP") == "1" {
