@@ -76,6 +76,23 @@ const diffsAtOnce = 4
 // returns true for filterFailed then, so the caller can say the bytes are
 // not what the checkpoint meant.
 func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (refused []string, filterFailed bool, err error) {
+	return r.checkout(ctx, entries, "")
+}
+
+// CheckoutUnder is Checkout with git writing each entry under stage, an
+// empty directory, at stage/<path> (`checkout-index --prefix`), instead
+// of in the work tree: filters, attributes and %f still see each entry's
+// own path. Nothing in the work tree is written. The rollback then links
+// each file into the tree whole (issue 13 item 2: git creates a file
+// before it writes its bytes, and a save that lands in between is mixed
+// with them), and a git child left alive after its parent died writes
+// only there (item 1).
+func (r *Repo) CheckoutUnder(ctx context.Context, entries []TreeChange, stage string) (filterFailed bool, err error) {
+	_, filterFailed, err = r.checkout(ctx, entries, stage)
+	return filterFailed, err
+}
+
+func (r *Repo) checkout(ctx context.Context, entries []TreeChange, stage string) (refused []string, filterFailed bool, err error) {
 	if len(entries) == 0 {
 		return nil, false, nil
 	}
@@ -93,8 +110,11 @@ func (r *Repo) Checkout(ctx context.Context, entries []TreeChange) (refused []st
 		return nil, false, fmt.Errorf("building the private index for the writes: %w", err)
 	}
 	var stderr bytes.Buffer
-	_, err = r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths)), Stderr: &stderr},
-		"checkout-index", "-z", "--stdin")
+	args := []string{"checkout-index", "-z", "--stdin"}
+	if stage != "" {
+		args = append(args, "--prefix="+filepath.Clean(stage)+string(filepath.Separator))
+	}
+	_, err = r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths)), Stderr: &stderr}, args...)
 	// LC_ALL=C keeps git's messages in English: "error: external filter
 	// '<cmd>' failed <status>", and for a path something is at, "<path>
 	// already exists, no checkout" (it was there when git looked) or

@@ -42,21 +42,26 @@ func TestRecoveryNeverWritesThroughASymlink(t *testing.T) {
 	}
 }
 
-// TestWriteThroughASwappedParentFails: a smudge filter that turns A into a
-// symlink to a directory outside the tree while git writes A/x makes git
-// create the file there (git's own race; O_EXCL keeps it from replacing
-// one). The rollback does not call that done: it fails, says git may have
-// written outside the tree, and goes back no further than it safely can.
+// TestWriteThroughASwappedParentFails: a smudge filter turns A into a
+// symlink to a directory outside the tree while git writes A/x. Written
+// straight into the tree, git created the file there (git's own race;
+// O_EXCL kept it from replacing one). Now git writes under a stage in the
+// git dir and the rollback links each file into the tree, never through
+// a symbolic link: nothing is written outside the tree, and the rollback
+// fails, naming A/x, and goes back no further than it safely can.
 func TestWriteThroughASwappedParentFails(t *testing.T) {
 	t.Parallel()
-	f, _ := swapDuringWrite(t, false)
+	f, outside := swapDuringWrite(t, false)
 	r := f.r
 	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
 	if c := code(err); c != "failed.rollback_partial" && c != "failed.rollback_undone" {
 		t.Fatalf("rollback with A swapped for a symlink while git wrote A/x: %+v, %v", res, describe(err))
 	}
-	if e := rfcerr.As(err); !strings.Contains(fmt.Sprint(e.Data), "git may have written outside the tree: A/x (A is no longer a directory)") {
-		t.Errorf("the error does not name the write through A: %v", e.Data)
+	if e := rfcerr.As(err); !strings.Contains(fmt.Sprint(e.Data), "writing A/x: A is not a directory of the tree") {
+		t.Errorf("the error does not name the write of A/x and why: %v", e.Data)
+	}
+	if ents, err := os.ReadDir(outside); err != nil || len(ents) != 0 {
+		t.Errorf("the directory outside the tree holds %v (%v), want nothing", ents, err)
 	}
 	if got, ok := r.Show(f.ref("k3"), "A/x"); !ok || got != "x2\n" {
 		t.Errorf("the safety checkpoint holds A/x = %q (%v), want x2", got, ok)

@@ -212,7 +212,7 @@ func stressRound(t *testing.T, seed int64, c *stressCounts) {
 	}
 	c.Saves += len(saves)
 	if died {
-		after := writesAfter(t, r.Dir, sig == syscall.SIGKILL)
+		after := writesAfter(t, r.Dir)
 		c.WritesAfterDeath += len(after)
 		for _, p := range after {
 			t.Errorf("seed %d: %s was written after the rollback %s", seed, p, map[syscall.Signal]string{syscall.SIGKILL: "was killed", syscall.SIGHUP: "exited on a hang-up"}[sig])

@@ -322,8 +322,20 @@ func (w *worktree) mkParents(rel string) error {
 		case atDir:
 			continue
 		case atNothing:
-			if err := os.Mkdir(filepath.Join(w.root, filepath.FromSlash(q)), 0o777); err != nil {
+			err := os.Mkdir(filepath.Join(w.root, filepath.FromSlash(q)), 0o777)
+			if errors.Is(err, fs.ErrExist) {
+				// Made meanwhile by another process: a directory is as good.
+				delete(w.dirs, q)
+				if kind, _ := w.dirAt(q); kind == atDir {
+					continue
+				}
+				return fmt.Errorf("%s is not a directory of the tree", q)
+			}
+			if err != nil {
 				return err
+			}
+			if w.dirs != nil {
+				w.dirs[q] = dirSeen{atDir, nil}
 			}
 		case atError:
 			return err

@@ -153,6 +153,10 @@ type applier struct {
 	safety     journal.RepoState
 	indexTree  plumbing.OID // the user's index as the rollback found it, kept when HEAD moves
 	safetyObjs []plumbing.OID
+	// direct is set once the scratch directory proved to be on another
+	// file system than the tree (a link fails with EXDEV): git then
+	// writes in the tree itself.
+	direct bool
 }
 
 // Rescued is one member of repos[].rescued: a person's save the rollback
@@ -578,7 +582,7 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 	}
 	ap.touched = true
 	ap.pending = write
-	refused, filterFailed, err := r.Checkout(ctx, write)
+	refused, filterFailed, err := ap.checkout(ctx, write)
 	if err != nil {
 		return err
 	}
@@ -614,6 +618,86 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 		}
 	}
 	return nil
+}
+
+// checkout has git write the batch write where nothing is (the caller
+// moved S's files away), and returns the paths where something was by
+// then: git writes the files under a stage directory in the git dir's
+// scratch directory (plumbing.CheckoutUnder), and each is then linked
+// into the tree (place), so a file appears at its path whole or not at
+// all. Written straight into the tree, a file exists, empty, from git's
+// create to its write, and a person's save in between was mixed with
+// git's bytes: the stress test saw one in 2,585 saves (issue 13 item 2).
+// A git child left alive after venom died (where there is no
+// parent-death signal) writes only in the stage. Where the stage is on
+// another file system than the tree, git writes in the tree, as before.
+func (ap *applier) checkout(ctx context.Context, write []plumbing.TreeChange) (refused []string, filterFailed bool, err error) {
+	r := ap.plan.tree.Repo
+	if ap.direct {
+		return r.Checkout(ctx, write)
+	}
+	d, err := r.TmpDir()
+	if err != nil {
+		return nil, false, err
+	}
+	stage, err := os.MkdirTemp(d, "stage-")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.RemoveAll(stage)
+	if filterFailed, err = r.CheckoutUnder(ctx, write, stage); err != nil {
+		return nil, false, err
+	}
+	refused, rest, err := ap.place(write, stage)
+	if err != nil || rest == nil {
+		return refused, filterFailed, err
+	}
+	ap.direct = true
+	more, ff, err := r.Checkout(ctx, rest)
+	return append(refused, more...), filterFailed || ff, err
+}
+
+// place links each of write from stage, where git wrote it, into the
+// tree at its path, making its missing parents as git does (never
+// through a symbolic link); a symbolic link is made anew with the target
+// git gave it. A path where something is by then is left as it is and
+// returned in refused. When the stage cannot be linked from (EXDEV),
+// rest is what is not placed yet.
+func (ap *applier) place(write []plumbing.TreeChange, stage string) (refused []string, rest []plumbing.TreeChange, err error) {
+	ap.w.batch(func() { refused, rest, err = ap.placeAll(write, stage) })
+	return refused, rest, err
+}
+
+func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused []string, rest []plumbing.TreeChange, err error) {
+	for i, c := range write {
+		src := filepath.Join(stage, filepath.FromSlash(c.Path))
+		dst := filepath.Join(ap.w.root, filepath.FromSlash(c.Path))
+		st, err := os.Lstat(src)
+		if err != nil {
+			return refused, nil, fmt.Errorf("git wrote no file for %s: %w", c.Path, err)
+		}
+		if err := ap.w.mkParents(c.Path); err != nil {
+			return refused, nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			var target string
+			if target, err = os.Readlink(src); err == nil {
+				err = os.Symlink(target, dst)
+			}
+		} else {
+			err = os.Link(src, dst)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, fs.ErrExist):
+			refused = append(refused, c.Path)
+		case errors.Is(err, syscall.EXDEV):
+			return refused, write[i:], nil
+		default:
+			return refused, nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+	}
+	return refused, nil, nil
 }
 
 // rescue implements issue 13 item 2 (b), before the backups are
