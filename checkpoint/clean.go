@@ -56,7 +56,7 @@ func (t *Tree) Clean(ctx context.Context, a *journal.Agent, now time.Time) (*Cle
 		out.Removed = append(out.Removed, s.ID())
 	}
 	if err := t.deleteRefs(ctx, a.ID, gone); err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": err.reason}, "deleting the refs of %s", a.ID)
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": err.repo, "reason": err.reason}, "deleting the refs of %s", a.ID)
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeAgentArchived, Body: journal.AgentArchived{Agent: a.ID, Removed: out.Removed, Kept: out.Kept}}); err != nil {
 		return nil, LogError(err, "logging agent.archived for %s (its refs were deleted)", a.ID)

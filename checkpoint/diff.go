@@ -63,6 +63,16 @@ func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
 	return snap, nil
 }
 
+// CurrentAll captures every repository in scope without making a ref
+// or a log record (RFC 7.2's S of each), with its RFC error.
+func (t *Tree) CurrentAll(ctx context.Context) (*Capture, error) {
+	c, err := t.CaptureAll(ctx)
+	if err != nil {
+		return nil, classify(t, err)
+	}
+	return c, nil
+}
+
 // TreeDiff lists the files that differ between two trees (or commits),
 // with line counts: two diff-tree calls, raw (Repo.DiffTrees) and numstat,
 // both -z, both listing every gitlink (the numstat with the user's index,

@@ -85,66 +85,10 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 		add("checkpoints.snapshot", "ok", "", "no replay snapshot yet")
 	}
 
-	have, err := t.Repo.ResolveRefs(ctx, refs.Prefix)
-	if err != nil {
+	if msg, level, fix, err := t.doctorRefs(ctx, st); err != nil {
 		add("checkpoints.refs", "fail", "", "cannot list refs: %v", err)
 	} else {
-		named := map[string]bool{}
-		var gone, moved, tooMany []string
-		for _, a := range st.Agents {
-			n := 0
-			for _, s := range a.Checkpoints {
-				ref := refs.Checkpoint(a.ID, s.N)
-				named[ref] = true
-				if s.Pruned || len(s.Rec.Repos) == 0 {
-					continue
-				}
-				n++
-				switch v, ok := have[ref]; {
-				case !ok:
-					gone = append(gone, a.ID+"/"+s.ID())
-				case string(v) != s.Rec.Repos[0].Commit:
-					what := "another commit"
-					if _, typ, err := t.Repo.RefObject(ctx, ref); err == nil && typ != "" && typ != "commit" {
-						what = "a " + typ
-					}
-					moved = append(moved, fmt.Sprintf("%s/%s (now %s %s)", a.ID, s.ID(), what, short(string(v))))
-				}
-			}
-			if t.Config.Keep > 0 && n > t.Config.Keep {
-				tooMany = append(tooMany, fmt.Sprintf("%s (%d)", a.ID, n))
-			}
-		}
-		var orphans []string
-		for ref := range have {
-			if !named[ref] {
-				orphans = append(orphans, ref)
-			}
-		}
-		sort.Strings(orphans)
-		sort.Strings(gone)
-		sort.Strings(moved)
-		level, msg := "ok", fmt.Sprintf("%d checkpoint ref(s), all named by the log", len(have))
-		var fix []string
-		if len(orphans) > 0 {
-			level = "warn"
-			msg = fmt.Sprintf("%d ref(s) no log record names (ignored by every command): %s", len(orphans), strings.Join(head(orphans, 5), " "))
-			fix = append(fix, "delete them with `git update-ref -d <ref>` once you know nothing needs them")
-		}
-		if len(gone) > 0 {
-			level = "warn"
-			msg += fmt.Sprintf("; %d checkpoint(s) whose ref is gone (not_found.checkpoint): %s", len(gone), strings.Join(head(gone, 5), " "))
-		}
-		if len(moved) > 0 {
-			level = "warn"
-			msg += fmt.Sprintf("; %d checkpoint(s) whose ref moved off the logged commit (not_found.checkpoint): %s", len(moved), strings.Join(head(moved, 5), " "))
-		}
-		if len(tooMany) > 0 {
-			level = "warn"
-			msg += "; more than venom.checkpoints.keep: " + strings.Join(tooMany, ", ")
-			fix = append(fix, "git venom-checkpoint prune --all")
-		}
-		add("checkpoints.refs", level, strings.Join(fix, "; "), "%s", msg)
+		add("checkpoints.refs", level, fix, "%s", msg)
 	}
 
 	var open, undo []string
@@ -195,7 +139,7 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 		add("checkpoints.mirror", "ok", "", "no remote mirrors refs/venom/")
 	}
 
-	if len(have) > 0 {
+	if have, err := t.Repo.ResolveRefs(ctx, refs.Prefix); err == nil && len(have) > 0 {
 		args := []string{"rev-list", "--objects", "--disk-usage", "--glob=" + refs.Prefix + "*", "--not", "--branches", "--tags", "--remotes"}
 		if n, err := t.Repo.Line(ctx, plumbing.Options{NoWorkTree: true}, args...); err == nil {
 			b, _ := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
@@ -264,4 +208,146 @@ func head(s []string, n int) []string {
 		return append(s[:n:n], fmt.Sprintf("(+%d more)", len(s)-n))
 	}
 	return s
+}
+
+// doctorRepo is one repository's checkpoint refs, for doctorRefs.
+type doctorRepo struct {
+	rel   string
+	git   *plumbing.Repo
+	have  map[string]plumbing.OID
+	named map[string]bool
+}
+
+// doctorRefs is the checkpoints.refs check, in every repository (RFC 4.2,
+// 5.1; issue 18): each checkpoint's ref in each repository its record
+// names must hold the logged commit, and no ref under refs/venom/
+// checkpoints/ of the top or of a submodule checked out now may be one no
+// record names. A submodule a record names that is gone from the tree is
+// passed over.
+func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, fix string, err error) {
+	top := &doctorRepo{rel: TopRepo, git: t.Repo, named: map[string]bool{}}
+	if top.have, err = t.Repo.ResolveRefs(ctx, refs.Prefix); err != nil {
+		return "", "", "", err
+	}
+	repos := []*doctorRepo{top}
+	byPath := map[string]*doctorRepo{}
+	sub := func(rs journal.RepoState) *doctorRepo {
+		if d, ok := byPath[rs.Path]; ok {
+			return d
+		}
+		var d *doctorRepo
+		if g, err := t.RepoAt(ctx, rs); err == nil {
+			if have, err := g.ResolveRefs(ctx, refs.Prefix); err == nil {
+				d = &doctorRepo{rel: rs.Repo, git: g, have: have, named: map[string]bool{}}
+				repos = append(repos, d)
+			}
+		}
+		byPath[rs.Path] = d
+		return d
+	}
+	// The submodules checked out now, recursively, though no record may
+	// name them.
+	var walk func(g *plumbing.Repo, rel string)
+	walk = func(g *plumbing.Repo, rel string) {
+		paths, err := g.CheckedOutSubmodules(ctx)
+		if err != nil {
+			return
+		}
+		for _, p := range paths {
+			r := p
+			if rel != TopRepo {
+				r = rel + "/" + p
+			}
+			d := sub(journal.RepoState{Repo: r, Path: filepath.Join(t.Path(), filepath.FromSlash(r))})
+			if d != nil {
+				walk(d.git, r)
+			}
+		}
+	}
+	walk(t.Repo, TopRepo)
+	var gone, moved, tooMany []string
+	for _, a := range st.Agents {
+		n := 0
+		for _, s := range a.Checkpoints {
+			ref := refs.Checkpoint(a.ID, s.N)
+			top.named[ref] = true
+			for i, rs := range s.Rec.Repos {
+				if i > 0 {
+					if d := sub(rs); d != nil {
+						d.named[ref] = true
+					}
+				}
+			}
+			if s.Pruned || len(s.Rec.Repos) == 0 {
+				continue
+			}
+			n++
+			for i, rs := range s.Rec.Repos {
+				d := top
+				if i > 0 {
+					if d = sub(rs); d == nil {
+						continue
+					}
+				}
+				where := ""
+				if i > 0 {
+					where = " in " + rs.Repo
+				}
+				switch v, ok := d.have[ref]; {
+				case !ok:
+					gone = append(gone, a.ID+"/"+s.ID()+where)
+				case string(v) != rs.Commit:
+					what := "another commit"
+					if _, typ, err := d.git.RefObject(ctx, ref); err == nil && typ != "" && typ != "commit" {
+						what = "a " + typ
+					}
+					moved = append(moved, fmt.Sprintf("%s/%s%s (now %s %s)", a.ID, s.ID(), where, what, short(string(v))))
+				}
+			}
+		}
+		if t.Config.Keep > 0 && n > t.Config.Keep {
+			tooMany = append(tooMany, fmt.Sprintf("%s (%d)", a.ID, n))
+		}
+	}
+	var orphans []string
+	count := 0
+	for _, d := range repos {
+		count += len(d.have)
+		for ref := range d.have {
+			if !d.named[ref] {
+				if d.rel == TopRepo {
+					orphans = append(orphans, ref)
+				} else {
+					orphans = append(orphans, d.rel+":"+ref)
+				}
+			}
+		}
+	}
+	sort.Strings(orphans)
+	sort.Strings(gone)
+	sort.Strings(moved)
+	level, msg = "ok", fmt.Sprintf("%d checkpoint ref(s), all named by the log", count)
+	if len(repos) > 1 {
+		msg += fmt.Sprintf(" (%d repositories)", len(repos))
+	}
+	var fixes []string
+	if len(orphans) > 0 {
+		level = "warn"
+		msg = fmt.Sprintf("%d ref(s) no log record names (ignored by every command): %s", len(orphans), strings.Join(head(orphans, 5), " "))
+		fixes = append(fixes, "delete them with `git update-ref -d <ref>` (in the submodule named before the colon: `git -C <submodule> update-ref -d <ref>`) once you know nothing needs them")
+	}
+	if len(gone) > 0 {
+		level = "warn"
+		msg += fmt.Sprintf("; %d checkpoint(s) whose ref is gone (not_found.checkpoint): %s", len(gone), strings.Join(head(gone, 5), " "))
+	}
+	if len(moved) > 0 {
+		level = "warn"
+		msg += fmt.Sprintf("; %d checkpoint(s) whose ref moved off the logged commit (not_found.checkpoint): %s", len(moved), strings.Join(head(moved, 5), " "))
+	}
+	if len(tooMany) > 0 {
+		level = "warn"
+		msg += "; more than venom.checkpoints.keep: " + strings.Join(tooMany, ", ")
+		fixes = append(fixes, "git venom-checkpoint prune --all")
+	}
+	return msg, level, strings.Join(fixes, "; "), nil
 }

@@ -65,9 +65,19 @@ func (t *Tree) Fork(ctx context.Context, agent, source, through string) (*Result
 	rec.Agent, rec.Checkpoint, rec.Reason, rec.Label = agent, refs.ID(1), ReasonFork, ""
 	rec.Turn, rec.MidTurn, rec.Overlap = nil, false, false
 	rec.At = journal.Timestamp(journal.Now())
-	commit := rec.Repos[0].Commit
-	if err := t.Repo.CreateRef(ctx, refs.Checkpoint(agent, 1), plumbing.OID(commit), "venom fork "+agent+" of "+source); err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "update-ref"}, "creating %s", refs.Checkpoint(agent, 1))
+	// The fork's k1 is the source's commits under its own name, in every
+	// repository the checkpoint names (RFC 10, 5.1).
+	var made []refSet
+	for _, rs := range rec.Repos {
+		g, err := t.RepoAt(ctx, rs)
+		if err == nil {
+			err = g.CreateRef(ctx, refs.Checkpoint(agent, 1), plumbing.OID(rs.Commit), "venom fork "+agent+" of "+source)
+		}
+		if err != nil {
+			_ = undoRefs(ctx, made, "venom: fork "+agent+" not made")
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": rs.Repo, "reason": "update-ref"}, "creating %s", refs.Checkpoint(agent, 1))
+		}
+		made = append(made, refSet{git: g, ref: refs.Checkpoint(agent, 1), commit: plumbing.OID(rs.Commit)})
 	}
 	iso := IsolationWorktree
 	if t.Main() {
@@ -80,7 +90,7 @@ func (t *Tree) Fork(ctx context.Context, agent, source, through string) (*Result
 		journal.Entry{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: agent, Path: t.Path(), Isolation: iso}},
 		journal.Entry{Type: journal.TypeCheckpointTaken, Body: rec},
 	); err != nil {
-		return nil, t.unrecorded(ctx, agent, rec.Checkpoint, refs.Checkpoint(agent, 1), plumbing.OID(commit), err)
+		return nil, t.unrecorded(ctx, agent, rec.Checkpoint, made, err)
 	}
 	return &Result{Checkpoint: rec}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
-	"github.com/venom-org/git-venom/plumbing"
 )
 
 // ReasonLog is data.reason of a failed.checkpoint_git that the sidecar log
@@ -33,20 +32,22 @@ func LogError(err error, format string, args ...any) *rfcerr.Error {
 // may be what failed the append (the log lock waited it out), and an
 // update-ref killed midway leaves a lock file behind. The result is a
 // LogError whose message says which of these happened.
-func (t *Tree) unrecorded(ctx context.Context, agent, id, ref string, commit plumbing.OID, appendErr error) error {
+func (t *Tree) unrecorded(ctx context.Context, agent, id string, made []refSet, appendErr error) error {
+	if len(made) == 0 {
+		return LogError(appendErr, "logging checkpoint %s of %s", id, agent)
+	}
 	if st, err := t.Log.Load(); err == nil {
 		if a := st.Agents[agent]; a != nil {
-			if s := a.Checkpoint(id); s != nil && len(s.Rec.Repos) > 0 && s.Rec.Repos[0].Commit == string(commit) {
+			if s := a.Checkpoint(id); s != nil && len(s.Rec.Repos) > 0 && s.Rec.Repos[0].Commit == string(made[0].commit) {
 				return LogError(appendErr, "logging checkpoint %s of %s (its record was written, but the log could not be synced)", id, agent)
 			}
 		}
 	}
-	ctx = context.WithoutCancel(ctx)
-	if _, err := t.Repo.Run(ctx, plumbing.Options{NoWorkTree: true}, "update-ref", "-m", "venom: unrecorded "+agent+"/"+id, "-d", ref, string(commit)); err != nil {
-		return LogError(appendErr, "logging checkpoint %s of %s (its ref %s could not be deleted either, so it stays with no record: %v)", id, agent, ref, err).
+	if err := undoRefs(ctx, made, "venom: unrecorded "+agent+"/"+id); err != nil {
+		return LogError(appendErr, "logging checkpoint %s of %s (its ref %s could not be deleted either, so it stays with no record: %v)", id, agent, made[0].ref, err).
 			WithHint("`git venom-doctor` lists refs no record names; every command ignores them")
 	}
-	return LogError(appendErr, "logging checkpoint %s of %s (its ref %s was deleted again; no checkpoint was taken)", id, agent, ref)
+	return LogError(appendErr, "logging checkpoint %s of %s (its ref %s was deleted again; no checkpoint was taken)", id, agent, made[0].ref)
 }
 
 // lockError is the error for a lock of agent that could not be taken for

@@ -76,7 +76,7 @@ func (t *Tree) Prune(ctx context.Context, a *journal.Agent, now time.Time) ([]st
 	if err := t.deleteRefs(ctx, a.ID, victims); err != nil {
 		// A ref that moved fails the transaction; the log is still the
 		// truth, and the next prune retries (RFC 5.3).
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": err.reason}, "pruning checkpoints of %s", a.ID)
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": err.repo, "reason": err.reason}, "pruning checkpoints of %s", a.ID)
 	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeCheckpointPruned, Body: journal.Pruned{Agent: a.ID, Checkpoints: ids}}); err != nil {
 		return nil, LogError(err, "logging checkpoint.pruned for %s (the refs were deleted; the next prune records it)", a.ID)
@@ -84,9 +84,11 @@ func (t *Tree) Prune(ctx context.Context, a *journal.Agent, now time.Time) ([]st
 	return ids, nil
 }
 
-// refsError is deleteRefs's error, with the git command that failed as
-// data.reason's value (RFC 11.3 failed.checkpoint_git).
+// refsError is deleteRefs's error, with the repository it happened in
+// (data.repo) and the git command that failed as data.reason's value
+// (RFC 11.3 failed.checkpoint_git).
 type refsError struct {
+	repo   string
 	reason string
 	err    error
 }
@@ -94,36 +96,70 @@ type refsError struct {
 func (e *refsError) Error() string { return e.err.Error() }
 func (e *refsError) Unwrap() error { return e.err }
 
-// deleteRefs deletes the refs of agent's checkpoints saved in one
-// update-ref transaction, each with its logged commit as the old value,
-// so a ref that moved is left alone and fails the transaction. A ref that
-// is gone already (deleted by hand, or by a prune or clean whose record
-// the log then refused) has nothing to delete and is skipped: left in
-// the transaction, it would fail it, and every later prune or clean with
-// it. No ref transaction is ever cut short: git killed in the middle of
-// one leaves some refs deleted with no record saying so, and lock files
-// that fail every later one; the caller's deadline (a capture's
+// deleteRefs deletes the refs of agent's checkpoints saved in every
+// repository they name (RFC 5.1, 5.2: the top and each submodule), one
+// update-ref transaction per repository, each ref with its logged commit
+// there as the old value, so a ref that moved is left alone and fails the
+// transaction. A ref that is gone already (deleted by hand, or by a prune
+// or clean whose record the log then refused) has nothing to delete and
+// is skipped: left in the transaction, it would fail it, and every later
+// prune or clean with it. A submodule no longer where the checkpoint
+// found it (removed since) is passed over: its refs cannot be reached
+// from the tree, and hold nothing the top's checkpoints need. No ref
+// transaction is ever cut short: git killed in the middle of one leaves
+// some refs deleted with no record saying so, and lock files that fail
+// every later one; the caller's deadline (a capture's
 // venom.checkpoints.timeout) does not apply here.
 func (t *Tree) deleteRefs(ctx context.Context, agent string, saved []*journal.Saved) *refsError {
 	ctx = context.WithoutCancel(ctx)
-	present, err := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(agent))
-	if err != nil {
-		return &refsError{"for-each-ref", err}
+	type batch struct {
+		rs  journal.RepoState
+		del []refSet
 	}
-	var in bytes.Buffer
+	var order []string
+	byPath := map[string]*batch{}
 	for _, s := range saved {
-		ref := refs.Checkpoint(agent, s.N)
-		if _, ok := present[ref]; !ok {
+		for _, rs := range s.Rec.Repos {
+			b := byPath[rs.Path]
+			if b == nil {
+				b = &batch{rs: rs}
+				byPath[rs.Path] = b
+				order = append(order, rs.Path)
+			}
+			b.del = append(b.del, refSet{ref: refs.Checkpoint(agent, s.N), commit: plumbing.OID(rs.Commit)})
+		}
+	}
+	for _, p := range order {
+		b := byPath[p]
+		repo := b.rs.Repo
+		if repo == "" {
+			repo = TopRepo
+		}
+		g, err := t.RepoAt(ctx, b.rs)
+		if err != nil {
+			if repo == TopRepo {
+				return &refsError{repo, "rev-parse", err}
+			}
 			continue
 		}
-		t.removeStaleRefLock(ref)
-		fmt.Fprintf(&in, "delete %s %s\n", ref, s.Rec.Repos[0].Commit)
-	}
-	if in.Len() == 0 {
-		return nil
-	}
-	if _, err := t.Repo.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
-		return &refsError{"update-ref", err}
+		present, err := g.ResolveRefs(ctx, refs.AgentPrefix(agent))
+		if err != nil {
+			return &refsError{repo, "for-each-ref", err}
+		}
+		var in bytes.Buffer
+		for _, d := range b.del {
+			if _, ok := present[d.ref]; !ok {
+				continue
+			}
+			removeStaleRefLock(g, d.ref)
+			fmt.Fprintf(&in, "delete %s %s\n", d.ref, d.commit)
+		}
+		if in.Len() == 0 {
+			continue
+		}
+		if _, err := g.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
+			return &refsError{repo, "update-ref", err}
+		}
 	}
 	return nil
 }
@@ -138,8 +174,8 @@ const staleRefLock = time.Minute
 // holds, no toolkit process writes that agent's refs, so such a lock was
 // left by a git that was killed (an older version cut prune short at the
 // capture's deadline); left there, it would fail every later prune.
-func (t *Tree) removeStaleRefLock(ref string) {
-	lock := filepath.Join(t.Repo.CommonDir, filepath.FromSlash(ref)+".lock")
+func removeStaleRefLock(g *plumbing.Repo, ref string) {
+	lock := filepath.Join(g.CommonDir, filepath.FromSlash(ref)+".lock")
 	if st, err := os.Lstat(lock); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleRefLock {
 		os.Remove(lock)
 	}

@@ -76,9 +76,11 @@ type TakeOptions struct {
 	Harness     Harness
 	ThroughTurn **string
 	Locked      bool
-	// Snapshot, when set, is used instead of a new capture: a rollback's
+	// Capture, when set, is used instead of a new capture: a rollback's
 	// safety checkpoint is made from the S its plan was checked against
-	// (RFC 7.4 step 2, "the same commits").
+	// (RFC 7.4 step 2, "the same commits"), in every repository.
+	// Snapshot is the same for the top repository alone.
+	Capture  *Capture
 	Snapshot *plumbing.Snapshot
 	// IndexCommit, when set, is the checkpoint commit's second parent: a
 	// commit of the user's index tree, which a rollback that moves HEAD
@@ -154,17 +156,21 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		pre = append([]journal.Entry{{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: o.Agent, Path: t.Path(), Isolation: iso}}}, pre...)
 	}
 
-	snap := o.Snapshot
-	if snap == nil {
+	capt := o.Capture
+	if capt == nil && o.Snapshot != nil {
+		capt = t.Single(o.Snapshot)
+	}
+	if capt == nil {
 		var err error
-		snap, err = t.Repo.Capture(ctx, plumbing.CaptureOptions{MaxFileBytes: t.Config.MaxFileBytes, MaxTotalBytes: t.Config.MaxTotalBytes})
+		capt, err = t.CaptureAll(ctx)
 		if err != nil {
 			return nil, t.fail(o, pre, post, turn, err)
 		}
 	}
 	at := journal.Timestamp(journal.Now())
 
-	if latest := a.Latest(); latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, snap) {
+	latest := a.Latest()
+	if latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, capt) {
 		label := o.Label
 		if o.LabelNew {
 			label = ""
@@ -189,41 +195,64 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	rec := journal.Checkpoint{Agent: o.Agent, Reason: o.Reason, Turn: turn, ThroughTurn: through, At: at,
 		MidTurn: turn != nil && o.Reason != ReasonTurnStart && o.Reason != ReasonTurnEnd,
 		Label:   o.Label, ToolCall: o.ToolCall}
-	var head *string
-	if snap.Head != "" {
-		h := string(snap.Head)
-		head = &h
+	repos := make([]journal.RepoState, len(capt.Repos))
+	gits := make([]*plumbing.Repo, len(capt.Repos))
+	for i, c := range capt.Repos {
+		repos[i] = repoState(c, t.Path())
+		gits[i] = c.Git
 	}
-	repo := journal.RepoState{Repo: ".", Path: t.Path(), Tree: string(snap.Tree), Head: head, Branch: snap.Branch,
-		Skipped: nonNil(snap.Skipped), Submodules: nonNilSub(snap.Submodules)}
+	var made []refSet
 	for tries := 0; ; tries++ {
 		rec.Checkpoint = refs.ID(n)
-		commit, err := t.Repo.CommitTree(ctx, snap.Tree, snap.Head, commitMessage(rec), o.IndexCommit)
-		if err != nil {
-			return nil, t.fail(o, pre, post, turn, err)
+		// RFC 5.1: every repository gets a ref; one unchanged since the
+		// latest checkpoint gets that checkpoint's commit.
+		var err error
+		made = made[:0]
+		for i, c := range capt.Repos {
+			// Made again on each try: the commit's trailers name the id.
+			repos[i].Commit = ""
+			{
+				var more []plumbing.OID
+				if i == 0 {
+					more = append(more, o.IndexCommit)
+				}
+				if prev := t.unchanged(ctx, latest, c, repos[i]); prev != "" {
+					repos[i].Commit = prev
+				} else {
+					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)
+					if cerr != nil {
+						return nil, t.fail(o, pre, post, turn, &RepoError{Repo: c.Repo, Err: cerr})
+					}
+					if i == 0 {
+						failpoint.Hit("capture.commit-made")
+					}
+					repos[i].Commit = string(commit)
+				}
+			}
+			ref := refs.Checkpoint(o.Agent, n)
+			if err = c.Git.CreateRef(ctx, ref, plumbing.OID(repos[i].Commit), "venom checkpoint "+o.Agent+"/"+rec.Checkpoint); err != nil {
+				err = &RepoError{Repo: c.Repo, Err: err}
+				break
+			}
+			made = append(made, refSet{git: c.Git, ref: ref, commit: plumbing.OID(repos[i].Commit)})
 		}
-		failpoint.Hit("capture.commit-made")
-		err = t.Repo.CreateRef(ctx, refs.Checkpoint(o.Agent, n), commit, "venom checkpoint "+o.Agent+"/"+rec.Checkpoint)
 		if err == nil {
-			repo.Commit = string(commit)
 			break
 		}
-		// The ref could not be made. If it exists, a log that no longer
+		// A ref could not be made. If it exists, a log that no longer
 		// names it (deleted, or a crash between ref and record) used this
 		// id; if not, it is most likely behind a stale <ref>.lock, left by
 		// an update-ref the timeout killed (nobody else makes this agent's
 		// refs past MaxN: we hold its lock), which would otherwise fail
 		// every later capture of the agent. Either way, never overwrite or
-		// wait: take the next free n past every ref of the agent (RFC 4.2),
-		// with one for-each-ref, a few times at most.
+		// wait: the refs made for this n go again, and the next free n past
+		// every ref of the agent in every repository is taken (RFC 4.2), a
+		// few times at most.
+		if derr := undoRefs(ctx, made, "venom: checkpoint "+o.Agent+"/"+rec.Checkpoint+" not made"); derr != nil {
+			return nil, t.fail(o, pre, post, turn, err)
+		}
 		if tries < 3 {
-			if have, rerr := t.Repo.ResolveRefs(ctx, refs.AgentPrefix(o.Agent)); rerr == nil {
-				next := n + 1
-				for name := range have {
-					if _, m, ok := refs.ParseRef(name); ok && m >= next {
-						next = m + 1
-					}
-				}
+			if next, rerr := nextFree(ctx, gits, o.Agent, n); rerr == nil {
 				n = next
 				continue
 			}
@@ -231,13 +260,13 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		return nil, t.fail(o, pre, post, turn, err)
 	}
 	failpoint.Hit("capture.ref-created")
-	rec.Repos = []journal.RepoState{repo}
+	rec.Repos = repos
 	setCheckpoint(pre, rec.Checkpoint)
 	setCheckpoint(post, rec.Checkpoint)
 	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointTaken, Body: rec}), post...)
 	if _, err := t.Log.Append(entries...); err != nil {
 		// No ref without its record (RFC 4.2).
-		return nil, t.unrecorded(ctx, o.Agent, rec.Checkpoint, refs.Checkpoint(o.Agent, n), plumbing.OID(repo.Commit), err)
+		return nil, t.unrecorded(ctx, o.Agent, rec.Checkpoint, made, err)
 	}
 	if o.Reason == ReasonTurnEnd {
 		// Retention runs after a turn_end (RFC 5.2). A failure is not the
@@ -249,25 +278,46 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 	return &Result{Checkpoint: rec, Turn: turn, Ended: syntheticEnd(pre)}, nil
 }
 
-// sameAs reports whether snap has the tree and HEAD of the saved checkpoint
-// and that checkpoint is still whole (its ref holds the logged commit), the
-// dedup rule of RFC 3.2. The tree holds each nested repository's commit
-// as a gitlink (plumbing/nested.go), so a commit inside one is a new
-// tree; the nested repositories it lists must be the same too (paths and
-// commits, which also tells apart one with no commit, which has no
-// gitlink, appearing or going), so a reused checkpoint never names
-// another repository's commit than the tree has. Whether one is dirty is
-// its own files' business, not the tree's: it does not count.
-func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snapshot) bool {
-	if len(s.Rec.Repos) != 1 {
+// sameAs reports whether every repository of c has the tree and HEAD it
+// has in the saved checkpoint, the same repositories are in scope, and
+// the checkpoint is still whole (each ref holds the logged commit): the
+// dedup rule of RFC 3.2, which holds only when no repository changed.
+// Each tree holds its nested repositories' commits as gitlinks
+// (plumbing/nested.go), so a commit inside one is a new tree; the nested
+// repositories each lists must be the same too (paths and commits, which
+// also tells apart one with no commit, which has no gitlink, appearing or
+// going), so a reused checkpoint never names another repository's commit
+// than the tree has. Whether one is dirty is its own files' business, not
+// the tree's: it does not count.
+func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, c *Capture) bool {
+	if len(s.Rec.Repos) != len(c.Repos) {
 		return false
 	}
-	r := s.Rec.Repos[0]
+	for i, cr := range c.Repos {
+		r := s.Rec.Repos[i]
+		if r.Repo != cr.Repo || !sameRepo(r, cr, t.Path()) {
+			return false
+		}
+	}
+	for i, cr := range c.Repos {
+		v, err := cr.Git.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N))
+		if err != nil || string(v) != s.Rec.Repos[i].Commit {
+			return false
+		}
+	}
+	return true
+}
+
+// sameRepo reports whether the capture c of one repository has what r,
+// its entry in a checkpoint, recorded: its tree, HEAD and branch, and the
+// same paths skipped.
+func sameRepo(r journal.RepoState, c Captured, top string) bool {
+	snap := c.Snap
 	head := ""
 	if r.Head != nil {
 		head = *r.Head
 	}
-	if r.Path != t.Path() || r.Tree != string(snap.Tree) || head != string(snap.Head) || r.Branch != snap.Branch {
+	if r.Path != c.Git.WorkTree || r.Tree != string(snap.Tree) || head != string(snap.Head) || r.Branch != snap.Branch {
 		return false
 	}
 	// A file that went over maxFileBytes leaves the tree as it was but
@@ -288,8 +338,39 @@ func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, snap *plumbing.Snap
 			return false
 		}
 	}
-	v, err := t.Repo.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N))
-	return err == nil && string(v) == r.Commit
+	return true
+}
+
+// unchanged is the commit of repository c in the saved checkpoint s
+// when c has not changed since (sameRepo) and that commit is still
+// reachable from s's ref there: RFC 5.1's "pointing at the same commit
+// as before". "" otherwise.
+func (t *Tree) unchanged(ctx context.Context, s *journal.Saved, c Captured, r journal.RepoState) string {
+	if s == nil || s.Pruned {
+		return ""
+	}
+	for _, pr := range s.Rec.Repos {
+		if pr.Repo != c.Repo || pr.Commit == "" || !sameRepo(pr, c, t.Path()) {
+			continue
+		}
+		if v, err := c.Git.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N)); err == nil && string(v) == pr.Commit {
+			return pr.Commit
+		}
+	}
+	return ""
+}
+
+// repoState is the repos[] member (RFC 4.2) for the capture of one
+// repository, without its commit.
+func repoState(c Captured, top string) journal.RepoState {
+	snap := c.Snap
+	var head *string
+	if snap.Head != "" {
+		h := string(snap.Head)
+		head = &h
+	}
+	return journal.RepoState{Repo: c.Repo, Path: c.Git.WorkTree, Tree: string(snap.Tree), Head: head, Branch: snap.Branch,
+		Skipped: nonNil(snap.Skipped), Submodules: nonNilSub(snap.Submodules)}
 }
 
 // turnRecords applies RFC 3 and 3.3 to a capture: the records to log before
@@ -359,7 +440,7 @@ func setCheckpoint(es []journal.Entry, id string) {
 // lock), and then the record names no turn.
 func (t *Tree) fail(o TakeOptions, pre, post []journal.Entry, turn *string, err error) error {
 	e := classify(t, err)
-	rec := journal.Failed{Agent: o.Agent, Reason: o.Reason, Code: e.Code, Message: e.Message, Turn: turn, Repo: ".", Path: t.Path()}
+	rec := journal.Failed{Agent: o.Agent, Reason: o.Reason, Code: e.Code, Message: e.Message, Turn: turn, Repo: repoOf(err), Path: t.Path()}
 	entries := append(append(pre, journal.Entry{Type: journal.TypeCheckpointFailed, Body: rec}), post...)
 	if _, lerr := t.Log.Append(entries...); lerr != nil {
 		e.Hints = append(e.Hints, "the failure could not be logged either: "+lerr.Error())
@@ -372,14 +453,15 @@ func classify(t *Tree, err error) *rfcerr.Error {
 		return e
 	}
 	var tl *plumbing.TooLargeError
+	repo := repoOf(err)
 	switch {
 	case errors.As(err, &tl):
 		return rfcerr.New("failed.checkpoint_too_large",
-			map[string]any{"repo": ".", "bytes": tl.Bytes, "largest": tl.Largest},
+			map[string]any{"repo": repo, "bytes": tl.Bytes, "largest": tl.Largest},
 			"capture refused: %s", tl.Error()).
 			WithHint("ignore the build output (.gitignore), or raise venom.checkpoints.maxTotalBytes")
 	case errors.Is(err, context.DeadlineExceeded):
-		return rfcerr.New("timeout.checkpoint", map[string]any{"repo": "."},
+		return rfcerr.New("timeout.checkpoint", map[string]any{"repo": repo},
 			"capture of %s did not finish within venom.checkpoints.timeout (%s)", t.Path(), t.Config.Timeout)
 	}
 	reason := "git"
@@ -387,7 +469,7 @@ func classify(t *Tree, err error) *rfcerr.Error {
 	if errors.As(err, &ge) && len(ge.Args) > 0 {
 		reason = ge.Args[0]
 	}
-	return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": reason}, "capture failed")
+	return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": repo, "reason": reason}, "capture failed")
 }
 
 func commitMessage(c journal.Checkpoint) string {

@@ -22,6 +22,8 @@ type Tree struct {
 	Repo   *plumbing.Repo
 	Log    *journal.Log
 	Config Config
+	// subRepos are the runners of submodules found by RepoAt, by path.
+	subRepos map[string]*plumbing.Repo
 }
 
 // Path is the tree's canonical path, its identity (RFC 2 "compared by

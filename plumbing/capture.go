@@ -55,6 +55,12 @@ type Snapshot struct {
 	// it, and git can be asked about attributes with an empty index
 	// (FilterPaths).
 	IndexAttributes bool
+	// Scope lists, sorted, the submodules of this tree that the caller
+	// captures in turn (CaptureOptions.Submodules): the paths of the
+	// index's gitlinks whose directory holds a repository at a commit.
+	// Their entries in Submodules say Dirty false until the caller,
+	// which captured them, says otherwise.
+	Scope []string
 }
 
 // CaptureOptions bounds one capture (RFC 11.5 max_file_bytes,
@@ -62,6 +68,13 @@ type Snapshot struct {
 type CaptureOptions struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
+	// Submodules says the caller captures each submodule in scope itself
+	// (issue 18, RFC 4.2 repos[]): the walk does not look inside them (git
+	// status --ignore-submodules=dirty: a submodule shows only when its
+	// commit is not the index's), no status runs in them here, and
+	// Snapshot.Scope lists them. The tree holds each one's HEAD as its
+	// gitlink either way.
+	Submodules bool
 }
 
 // TooLargeError is a capture whose new and changed files together pass
@@ -304,9 +317,15 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	hiddenc := make(chan []string, 1)
 	go func() { hiddenc <- r.hiddenNested(first) }()
+	ignoreSubs := "--ignore-submodules=none"
+	if o.Submodules {
+		// Each submodule's own capture walks it; git's own look inside
+		// (a status child per submodule) would be a second walk.
+		ignoreSubs = "--ignore-submodules=dirty"
+	}
 	stOut, err := r.Run(ctx, Options{Env: append(env, "GIT_OPTIONAL_LOCKS=0")},
 		"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
-		"--ignore-submodules=none")
+		ignoreSubs)
 	hiddenDirs := <-hiddenc
 	if err != nil {
 		return nil, fmt.Errorf("walking the tree: %w", err)
@@ -390,7 +409,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			}
 			if strings.HasPrefix(s.Sub, "S") && s.ModeW == "160000" {
 				// A submodule: record the commit it is at, nothing inside.
-				sm := r.describeNested(ctx, s.Path)
+				var sm Submodule
+				if o.Submodules && gitlinks[s.Path] != "" {
+					sm = r.scopedSubmodule(ctx, s.Path, snap)
+				} else {
+					sm = r.describeNested(ctx, s.Path)
+				}
 				if sm.Commit != nil && OID(*sm.Commit) != gitlinks[s.Path] {
 					links[s.Path] = gitlinkEntry(*sm.Commit)
 				}
@@ -456,10 +480,14 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			if _, err := os.Lstat(filepath.Join(r.WorkTree, p)); err == nil {
 				c := string(oid)
 				snap.Submodules = append(snap.Submodules, Submodule{Path: p, Commit: &c})
+				if o.Submodules && r.populated(p) {
+					snap.Scope = append(snap.Scope, p)
+				}
 			}
 		}
 	}
 	sort.Slice(snap.Submodules, func(i, j int) bool { return snap.Submodules[i].Path < snap.Submodules[j].Path })
+	sort.Strings(snap.Scope)
 
 	// Step 4: stage exactly what status listed, and write the tree. The
 	// tree starts from the index's own: HEAD's when the cache says the
@@ -630,6 +658,55 @@ func (r *Repo) skipWorktree(paths []string) (skips []Skip, present bool) {
 func (r *Repo) describeNested(ctx context.Context, rel string) Submodule {
 	sm, _ := r.readNested(ctx, rel)
 	return sm
+}
+
+// scopedSubmodule is the Submodule of a gitlink of the index whose commit
+// status says moved, for a capture whose caller captures submodules
+// itself (CaptureOptions.Submodules): its HEAD, read by one rev-parse and
+// no status, with Dirty false for the caller to set. One that holds a
+// repository at a commit joins snap.Scope; one that does not is described
+// as any nested repository is.
+func (r *Repo) scopedSubmodule(ctx context.Context, rel string, snap *Snapshot) Submodule {
+	n := r.nestedAt(ctx, filepath.Join(r.WorkTree, rel))
+	if n == nil {
+		return r.describeNested(ctx, rel)
+	}
+	head, _, err := n.HeadState(ctx)
+	if err != nil || head == "" {
+		return r.describeNested(ctx, rel)
+	}
+	c := string(head)
+	snap.Scope = append(snap.Scope, rel)
+	return Submodule{Path: rel, Commit: &c}
+}
+
+// populated reports whether the gitlink path rel holds a checked-out
+// submodule: a .git (a gitfile or a directory) in a real directory of the
+// tree. Whether git reads it as a repository at a commit is for the
+// caller's capture of it to find out (OpenSubmodule).
+func (r *Repo) populated(rel string) bool {
+	if !r.Exists(rel) {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(r.WorkTree, filepath.FromSlash(rel), ".git"))
+	return err == nil && (fi.IsDir() || fi.Mode().IsRegular())
+}
+
+// OpenSubmodule returns the runner of the submodule checked out at rel, a
+// path of Snapshot.Scope: its own work tree (rel below this one), git dir
+// and common dir, found by git from that directory. It fails when git
+// finds no repository whose top is that directory.
+func (r *Repo) OpenSubmodule(ctx context.Context, rel string) (*Repo, error) {
+	dir := filepath.Join(r.WorkTree, filepath.FromSlash(rel))
+	n, err := r.ForDir(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if want, err := canonical(dir); err != nil || n.WorkTree != want {
+		return nil, fmt.Errorf("%s is not the top of a repository", rel)
+	}
+	n.trace = r.trace
+	return n, nil
 }
 
 // nestedAt returns a runner for the repository whose work tree is dir, a
@@ -836,4 +913,27 @@ func (r *Repo) Exists(rel string) bool {
 		}
 	}
 	return true
+}
+
+// CheckedOutSubmodules lists, sorted, the gitlinks of the user's index
+// (stage 0) whose directory holds a checked-out submodule (populated): the
+// submodules a capture would take in scope, for a reader that needs no
+// capture (doctor). One ls-files.
+func (r *Repo) CheckedOutSubmodules(ctx context.Context) ([]string, error) {
+	out, err := r.Run(ctx, Options{}, "ls-files", "-s", "-v", "-z")
+	if err != nil {
+		return nil, err
+	}
+	ents, err := ParseLsFiles(out)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range ents {
+		if e.Mode == "160000" && e.Stage == 0 && r.populated(e.Path) {
+			paths = append(paths, e.Path)
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
 }

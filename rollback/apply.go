@@ -41,7 +41,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		}
 	}
 	safety, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonPreRollback, Locked: true,
-		Snapshot: p.snap, ThroughTurn: &through, IndexCommit: indexCommit})
+		Capture: p.capture, ThroughTurn: &through, IndexCommit: indexCommit})
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,9 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		return nil, ap.fail(ctx, ended, err)
 	}
 
-	// Step 6: capture again and compare with what the plan expected.
+	// Step 6: capture again and compare with what the plan expected. With
+	// submodules in scope, every repository is captured again (RFC 5.1: a
+	// checkpoint has a ref in each).
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}

@@ -225,13 +225,15 @@ type Result struct {
 // plan is a computed plan: the result to show and what the real call
 // needs to apply it.
 type plan struct {
-	res      Result
-	tree     *checkpoint.Tree
-	st       *journal.State
-	agent    *journal.Agent
-	target   *journal.Saved
-	snap     *plumbing.Snapshot
-	snapAt   time.Time // just before S's capture began
+	res    Result
+	tree   *checkpoint.Tree
+	st     *journal.State
+	agent  *journal.Agent
+	target *journal.Saved
+	snap   *plumbing.Snapshot
+	snapAt time.Time // just before S's capture began
+	// capture is S in every repository in scope (capture.Top() is snap).
+	capture  *checkpoint.Capture
 	deletes  []plumbing.TreeChange
 	writes   []plumbing.TreeChange
 	headMove bool
@@ -465,10 +467,10 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
 	p.snapAt = time.Now()
-	p.snap, err = t.CurrentTree(ctx)
-	if err != nil {
+	if p.capture, err = t.CurrentAll(ctx); err != nil {
 		return nil, err
 	}
+	p.snap = p.capture.Top()
 	tr := target.Rec.Repos[0]
 	repo := Repo{Repo: ".", Path: t.Path(), Commit: tr.Commit, Tree: string(p.snap.Tree), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
 	cur := optOID(p.snap.Head)

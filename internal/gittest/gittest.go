@@ -237,6 +237,31 @@ func (r *Repo) HashBlob(content string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// Submodules makes the tree of issue 18's tests in r: a submodule lib
+// (file l) holding a submodule in (file i), nested two deep, each added
+// with `git submodule add` of a local repository and committed, and
+// checked out. It returns lib's and in's work trees as Repos.
+func (r *Repo) Submodules() (lib, in *Repo) {
+	r.T.Helper()
+	inner := New(r.T)
+	inner.Write("i", "i1\n")
+	inner.Commit("inner")
+	mid := New(r.T)
+	mid.Write("l", "l1\n")
+	mid.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", inner.Dir, "in")
+	mid.Commit("lib")
+	r.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", mid.Dir, "lib")
+	r.Commit("add lib")
+	r.Git("-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive")
+	lib = At(r.T, filepath.Join(r.Dir, "lib"))
+	in = At(r.T, filepath.Join(r.Dir, "lib", "in"))
+	for _, s := range []*Repo{lib, in} {
+		s.Git("config", "user.name", "Dev")
+		s.Git("config", "user.email", "dev@example.invalid")
+	}
+	return lib, in
+}
+
 // Refs lists every ref and the object it names (symbolic refs resolved).
 func (r *Repo) Refs() map[string]string {
 	r.T.Helper()
@@ -311,6 +336,18 @@ func (r *Repo) Snapshot() *State {
 		switch rel {
 		case "objects", "venom", "refs/venom", "logs/refs/venom":
 			return true
+		}
+		// A submodule's git dir (modules/<name>/, nested as deep as the
+		// submodules are) is a repository of the tree too: its objects,
+		// checkpoint refs and scratch are the capture's (issue 18).
+		if strings.HasPrefix(rel, "modules/") {
+			for _, own := range []string{"objects", "venom", "refs/venom", "logs/refs/venom"} {
+				if gd, ok := strings.CutSuffix(rel, "/"+own); ok {
+					if _, err := os.Stat(filepath.Join(common, gd, "HEAD")); err == nil {
+						return true
+					}
+				}
+			}
 		}
 		// A linked worktree's own scratch directory.
 		m, _ := filepath.Match("worktrees/*/venom", rel)
