@@ -64,11 +64,25 @@ type Moved struct {
 // tree with the rescued files in it, its parent the safety checkpoint):
 // `git show <ref>:<path>`. When they could not be stored, File is where
 // they are on disk instead (the backup is kept).
+//
+// Repo is the submodule the save was made in, relative to the top, whose
+// git dir holds Ref (issue 18); empty for the top repository.
 type Rescued struct {
+	Repo string `json:"repo,omitempty"`
 	Path string `json:"path"`
 	Blob string `json:"blob,omitempty"`
 	Ref  string `json:"ref,omitempty"`
 	File string `json:"file,omitempty"`
+}
+
+// ShowRescued is the git command that shows the save rs kept under its
+// ref: `git show <ref>:<path>`, run in rs's repository (`git -C <repo>`
+// for a submodule's).
+func ShowRescued(rs Rescued) string {
+	if rs.Repo != "" && rs.Repo != TopRepo {
+		return fmt.Sprintf("git -C %s show %s:%s", rs.Repo, rs.Ref, rs.Path)
+	}
+	return fmt.Sprintf("git show %s:%s", rs.Ref, rs.Path)
 }
 
 // SavesAmong returns those of moved whose file no longer holds what was
@@ -292,20 +306,53 @@ func readManifest(dir string) []Moved {
 // directory is removed once nothing in it is needed: its saves are
 // stored and the safety checkpoint is whole (else its files are the only
 // copy of what the rollback replaced, and it stays, named in keptDirs).
+// So in every repository the safety checkpoint names: a submodule's
+// rollback keeps its backups in its own git dir (issue 18). A submodule
+// that is no longer there is passed over: its git dir is not reached.
 func (t *Tree) rescueInterrupted(ctx context.Context, st *journal.State, b journal.RollbackStarted) (rescued []Rescued, keptDirs []string) {
+	var safety *journal.Saved
+	if a := st.Agents[b.Agent]; a != nil {
+		if s := a.Checkpoint(b.Safety); s != nil && len(s.Rec.Repos) > 0 {
+			safety = s
+		}
+	}
+	if safety == nil {
+		out, kept := t.rescueIn(ctx, b, nil, b.Index)
+		return out, kept
+	}
+	for _, rs := range safety.Rec.Repos {
+		sub, index := t, b.Index
+		if rs.Repo != TopRepo && rs.Repo != "" {
+			r, err := t.RepoAt(ctx, rs)
+			if err != nil {
+				continue
+			}
+			sub, index = &Tree{Repo: r, Log: t.Log, Config: t.Config}, b.Indexes[rs.Repo]
+		}
+		rs := rs
+		out, kept := sub.rescueIn(ctx, b, &rs, index)
+		for i := range out {
+			if rs.Repo != TopRepo {
+				out[i].Repo = rs.Repo
+			}
+		}
+		rescued = append(rescued, out...)
+		keptDirs = append(keptDirs, kept...)
+	}
+	return rescued, keptDirs
+}
+
+// rescueIn is rescueInterrupted in t's repository, whose entry in the
+// safety checkpoint is safety (nil when the record is not found) and
+// whose index the rollback recorded as index.
+func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *journal.RepoState, index string) (rescued []Rescued, keptDirs []string) {
 	dirs := t.backupDirs(b.Agent, b.Safety)
 	if len(dirs) == 0 {
 		return nil, nil
 	}
-	var safety *journal.RepoState
-	if a := st.Agents[b.Agent]; a != nil {
-		if s := a.Checkpoint(b.Safety); s != nil && len(s.Rec.Repos) > 0 {
-			safety = &s.Rec.Repos[0]
-		}
-	}
 	whole := false
 	if safety != nil {
-		_, missing, err := t.SafetyWhole(ctx, *safety, plumbing.OID(b.Index), nil)
+		_, missing, err := t.SafetyWhole(ctx, *safety, plumbing.OID(index), nil)
 		whole = err == nil && len(missing) == 0
 	}
 	for _, dir := range dirs {

@@ -89,6 +89,9 @@ type TakeOptions struct {
 	// versions only the index held survive a gc until the undo gives
 	// them back (rollback.started's index).
 	IndexCommit plumbing.OID
+	// IndexCommits is IndexCommit for submodules whose HEAD a rollback
+	// moves, by repo (path relative to the top).
+	IndexCommits map[string]plumbing.OID
 }
 
 // Result is what Take made or reused: the checkpoint record (RFC 4.2) and
@@ -213,10 +216,12 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 			repos[i].Commit = ""
 			{
 				var more []plumbing.OID
-				if i == 0 {
+				if i == 0 && o.IndexCommit != "" {
 					more = append(more, o.IndexCommit)
+				} else if ic := o.IndexCommits[c.Repo]; i > 0 && ic != "" {
+					more = append(more, ic)
 				}
-				if prev := t.unchanged(ctx, latest, c, repos[i]); prev != "" {
+				if prev := t.unchanged(ctx, latest, c, repos[i]); prev != "" && len(more) == 0 {
 					repos[i].Commit = prev
 				} else {
 					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)

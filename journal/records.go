@@ -64,6 +64,19 @@ type Checkpoint struct {
 	Repos    []RepoState `json:"repos"`
 }
 
+// RepoEntry is the member of c.Repos whose repo is rel (RFC 4.2 repos[]:
+// "." for the top, a submodule's path relative to the top), or nil when
+// the checkpoint does not name it (a submodule added since, or one the
+// checkpoint was taken without).
+func (c *Checkpoint) RepoEntry(rel string) *RepoState {
+	for i := range c.Repos {
+		if c.Repos[i].Repo == rel || (rel == "." && i == 0 && c.Repos[i].Repo == "") {
+			return &c.Repos[i]
+		}
+	}
+	return nil
+}
+
 // Reused is the checkpoint.reused record (RFC 3.2): a capture that found
 // the same tree and HEAD as the agent's latest checkpoint.
 type Reused struct {
@@ -172,6 +185,10 @@ type RollbackStarted struct {
 	// safety checkpoint's commit has a commit of it as second parent, so
 	// it lives as long as the checkpoint. "" (left out) otherwise.
 	Index string `json:"index,omitempty"`
+	// Indexes is Index for each submodule whose HEAD the rollback moves
+	// (issue 18), by its repo (path relative to the top). Perms' paths
+	// are relative to the top, a submodule's files' included.
+	Indexes map[string]string `json:"indexes,omitempty"`
 }
 
 // PermList decodes Perms (nil when there are none).

@@ -51,8 +51,9 @@ const (
 	// added to the State types without a new version. It changes too when
 	// what a record means to the State does: 2, turn.ended's harness
 	// (issue 13 item 15), which a binary of version 1 replayed as absent;
-	// 3, rollback.ended's rescued (issue 13 item 2).
-	snapshotVersion = 3
+	// 3, rollback.ended's rescued (issue 13 item 2); 4, rollback.started's
+	// indexes (issue 18).
+	snapshotVersion = 4
 )
 
 // defaultSnapshotEvery is how many records a Load may replay past the
@@ -275,6 +276,7 @@ func encodeAgent(b []byte, a *Agent) []byte {
 		b = appendStr(b, r.Plan)
 		b = appendStr(b, r.Path)
 		b = appendStr(b, r.Index)
+		b = appendStrMap(b, r.Indexes)
 		b = appendLen(b, r.Perms == nil, len(r.Perms))
 		b = append(b, r.Perms...)
 	}
@@ -642,6 +644,13 @@ func (d *decoder) agent(id string) *Agent {
 		for i := range a.Rollbacks {
 			r := &a.Rollbacks[i]
 			r.Agent, r.Checkpoint, r.Safety, r.Restore, r.Plan, r.Path, r.Index = d.str(), d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+			if n := d.len(); n >= 0 {
+				r.Indexes = make(map[string]string, n)
+				for j := 0; j < n; j++ {
+					k := d.str()
+					r.Indexes[k] = d.str()
+				}
+			}
 			if m := d.len(); m >= 0 {
 				r.Perms = []byte(d.s[d.i : d.i+m])
 				d.i += m

@@ -48,6 +48,16 @@ func RichEntries(rng *rand.Rand, ag string, k, n int) []Entry {
 		}
 		return out
 	}
+	strMap := func(prefix string) map[string]string {
+		if rng.Intn(3) == 0 {
+			return nil // omitted when empty, so never {}
+		}
+		m := map[string]string{}
+		for i := 0; i <= rng.Intn(2); i++ {
+			m[fmt.Sprintf("%s%d", prefix, i)] = str("tree")
+		}
+		return m
+	}
 	tree := "/tree/" + ag
 	var es []Entry
 	for i := 0; i < n; i++ {
@@ -108,7 +118,7 @@ func RichEntries(rng *rand.Rand, ag string, k, n int) []Entry {
 				perms, _ = EncodePerms([]PathPerm{{Path: str("f"), Perm: "0600"}})
 			}
 			es = append(es, Entry{Type: TypeRollbackStarted, Body: RollbackStarted{Agent: ag, Checkpoint: id, Safety: str("k"), Restore: str("r"),
-				Plan: str("p"), Path: str(tree), Perms: perms, Index: str("i")}})
+				Plan: str("p"), Path: str(tree), Perms: perms, Index: str("i"), Indexes: strMap("sub")}})
 		case 10:
 			es = append(es, Entry{Type: TypeRollbackEnded, Body: RollbackEnded{Agent: ag, Checkpoint: id, Safety: str("k"), Restore: str("r"),
 				OK: rng.Intn(2) == 0, Code: str("c"), After: str("k"), Drops: strs("t"), Path: str(tree), Rescued: str("r")}})
@@ -284,6 +294,7 @@ RollbackEnded.Safety string
 RollbackStarted.Agent string
 RollbackStarted.Checkpoint string
 RollbackStarted.Index string
+RollbackStarted.Indexes map[string]string
 RollbackStarted.Path string
 RollbackStarted.Perms json.RawMessage
 RollbackStarted.Plan string

@@ -32,30 +32,56 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// When HEAD moves, the index is reset to it (RFC 7.5), and a staged
 	// version that differs from its file is in no checkpoint: its tree is
 	// recorded first, and made reachable from the safety checkpoint, so
-	// the undo can give it back (issue 13 item 5).
+	// the undo can give it back (issue 13 item 5). So in each repository
+	// whose HEAD moves (issue 18).
+	plans := p.all()
 	var indexTree, indexCommit plumbing.OID
-	if p.headMove {
-		var err error
-		if indexTree, indexCommit, err = p.keepIndex(ctx); err != nil {
+	var indexTrees map[string]string
+	var indexCommits map[string]plumbing.OID
+	for _, q := range plans {
+		if !q.headMove {
+			continue
+		}
+		tree, commit, err := q.keepIndex(ctx)
+		if err != nil {
 			return nil, err
 		}
+		if q.rel == "" {
+			indexTree, indexCommit = tree, commit
+			continue
+		}
+		if indexTrees == nil {
+			indexTrees, indexCommits = map[string]string{}, map[string]plumbing.OID{}
+		}
+		indexTrees[q.rel], indexCommits[q.rel] = string(tree), commit
 	}
 	safety, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonPreRollback, Locked: true,
-		Capture: p.capture, ThroughTurn: &through, IndexCommit: indexCommit})
+		Capture: p.capture, ThroughTurn: &through, IndexCommit: indexCommit, IndexCommits: indexCommits})
 	if err != nil {
 		return nil, err
 	}
 	res.Safety = safety.Checkpoint.Checkpoint
-	p.res.Safety = res.Safety // for the way back (applier.fail)
-	failpoint.Hit("rollback.safety-taken")
-	// The applier reads, before anything is touched, the permission bits
-	// no checkpoint can hold, for the log; and, for an undo, those its
-	// rollback logged.
-	ap := &applier{plan: p, w: newWorktree(t.Path(), p.changes(), p.snap), restore: p.recordedPerms(), made: gitDefault, began: time.Now()}
-	if tmp, err := t.Repo.TmpDir(); err == nil {
-		ap.made = probeCreated(tmp)
+	for _, q := range plans {
+		q.res.Safety = res.Safety // for the way back (fail) and the backups' names
 	}
-	ap.own = p.permsToRecord(ap.w, ap.made)
+	failpoint.Hit("rollback.safety-taken")
+	// The appliers, one per repository in repos order, read before
+	// anything is touched the permission bits no checkpoint can hold, for
+	// the log; and, for an undo, those its rollback logged. Every
+	// repository is written the same way (writes.go).
+	began := time.Now()
+	made := gitDefault
+	if tmp, err := t.Repo.TmpDir(); err == nil {
+		made = probeCreated(tmp)
+	}
+	var aps appliers
+	var own []journal.PathPerm
+	for _, q := range plans {
+		ap := &applier{plan: q, w: newWorktree(q.tree.Path(), q.changes(), q.snap), restore: q.recordedPerms(), made: made, began: began}
+		ap.own = q.permsToRecord(ap.w, ap.made)
+		own = append(own, prefixed(ap.own, q.prefix())...)
+		aps = append(aps, ap)
+	}
 	// A failure up to rollback.started changes nothing (RFC 7.4 step 2):
 	// failed.rollback_undone, with nothing to undo.
 	notStarted := func(err error, doing string) error {
@@ -63,12 +89,12 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			"the rollback could not start (%s), and nothing was written", doing).
 			WithHint("the safety checkpoint %s holds the tree as it is; retry once the log can be written", res.Safety)
 	}
-	perms, err := journal.EncodePerms(ap.own)
+	perms, err := journal.EncodePerms(own)
 	if err != nil {
 		return nil, notStarted(err, "encoding rollback.started")
 	}
 	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms,
-		Index: string(indexTree)}
+		Index: string(indexTree), Indexes: indexTrees}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
 		return nil, notStarted(err, "logging rollback.started")
 	}
@@ -101,25 +127,40 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	}
 	// The safety checkpoint is the one promise made before anything is
 	// written: a `git gc --prune=now` that began before its ref existed
-	// may delete its objects (issue 13 item 3). Checked now, before the
-	// first write, and again before the backups go (run).
-	ap.safety, ap.indexTree = safety.Checkpoint.Repos[0], indexTree
-	if err := ap.safetyWhole(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil, ap.fail(ctx, ended, err)
+	// may delete its objects (issue 13 item 3). Checked now, in every
+	// repository, before the first write in any, and again in each before
+	// its backups go (run).
+	for _, ap := range aps {
+		q := ap.plan
+		rs := safety.Checkpoint.RepoEntry(q.repoName())
+		if rs == nil {
+			return nil, aps.fail(ctx, ended, 0, fmt.Errorf("the safety checkpoint %s has no entry for %s", res.Safety, q.repoName()))
 		}
-		ended.Code = "failed.rollback_undone"
-		if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
-			err = multierror.Append(err, lerr)
+		ap.safety, ap.indexTree = *rs, indexTree
+		if q.rel != "" {
+			ap.indexTree = plumbing.OID(indexTrees[q.rel])
 		}
-		return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": ".", "reason": err.Error(), "safety": res.Safety},
-			"nothing was written: %v", err).
-			WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID())
+		if err := ap.safetyWhole(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, aps.fail(ctx, ended, 0, err)
+			}
+			ended.Code = "failed.rollback_undone"
+			if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
+				err = multierror.Append(err, lerr)
+			}
+			return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": q.repoName(), "reason": err.Error(), "safety": res.Safety},
+				"nothing was written: %v", err).
+				WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID())
+		}
 	}
-	// Steps 4 and 5: files, then HEAD.
-	defer ap.cleanup()
-	if err := ap.run(ctx); err != nil {
-		return nil, ap.fail(ctx, ended, err)
+	// Steps 4 and 5: files, then HEAD, in each repository in repos order.
+	// A failure in any undoes every repository touched, last first (RFC
+	// 7.6).
+	defer aps.cleanup()
+	for i, ap := range aps {
+		if err := ap.run(ctx); err != nil {
+			return nil, aps.fail(ctx, ended, i, err)
+		}
 	}
 
 	// Step 6: capture again and compare with what the plan expected. With
@@ -128,7 +169,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
-	// A real capture, one status walk of the whole tree (issue 13 item
+	// A real capture, one status walk of each repository (issue 13 item
 	// 6): whatever wrote anywhere while the rollback ran is in it, and
 	// makes exact false.
 	after, err = t.Take(ctx, tho)
@@ -136,38 +177,51 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		// Interrupted before the tree was captured again: the rollback is
 		// not done, and goes back (a verification that was taken is the
 		// point of no return; what follows only reads and logs).
-		return nil, ap.fail(ctx, ended, ctx.Err())
+		return nil, aps.fail(ctx, ended, len(aps)-1, ctx.Err())
 	}
 	exact := false
 	if err == nil {
 		res.After = after.Checkpoint.Checkpoint
 		ended.After = res.After
-		vctx, cancel := ownContext(ctx, ap.began)
-		exact, err = p.exact(vctx, after.Checkpoint.Repos[0].Tree, after.Checkpoint.Repos[0].Skipped, ap.headMoved || p.writesCaptureRules())
-		cancel()
-		if err != nil {
-			exact = false
+		exact = true
+		// Each repository against its own plan (RFC 7.4 step 6).
+		vctx, cancel := ownContext(ctx, began)
+		for _, ap := range aps {
+			q := ap.plan
+			rs := after.Checkpoint.RepoEntry(q.repoName())
+			if rs == nil {
+				exact = false
+				continue
+			}
+			ok, err := q.exact(vctx, rs.Tree, rs.Skipped, ap.headMoved || q.writesCaptureRules())
+			if err != nil || !ok {
+				exact = false
+			}
 		}
+		cancel()
 	}
-	if len(ap.converted) > 0 {
-		exact = false
-		sort.Strings(ap.converted)
-		ap.converted = slices.Compact(ap.converted)
-		res.Repos[0].Converted = ap.converted
+	for i, ap := range aps {
+		if len(ap.converted) > 0 {
+			exact = false
+			sort.Strings(ap.converted)
+			ap.converted = slices.Compact(ap.converted)
+			res.Repos[i].Converted = ap.converted
+		}
 	}
 	// Before the backups go: a save made into a file the rollback moved
-	// away is kept (rescue). A save, and a path left because it changed,
-	// mean something else wrote meanwhile.
-	rctx, cancel := ownContext(ctx, ap.began)
-	ap.rescue(rctx)
-	cancel()
-	if len(ap.left)+len(ap.rescued) > 0 {
-		exact = false
-		res.Repos = ap.report(res.Repos)
-		if len(ap.rescued) > 0 && ap.rescued[0].Ref != "" {
-			ended.Rescued = ap.rescued[0].Ref
+	// away is kept (rescue), in the repository it was made in. A save,
+	// and a path left because it changed, mean something else wrote
+	// meanwhile.
+	rctx, cancel := ownContext(ctx, began)
+	for i, ap := range aps {
+		ap.rescue(rctx)
+		if len(ap.left)+len(ap.rescued) > 0 {
+			exact = false
+			res.Repos[i] = ap.report(res.Repos[i])
 		}
 	}
+	cancel()
+	ended.Rescued = aps.rescuedRef()
 	res.Exact = &exact
 	failpoint.Hit("rollback.verified")
 
@@ -244,23 +298,23 @@ func (p *plan) endRefused(ended *journal.RollbackEnded, err error) error {
 func (p *plan) keepIndex(ctx context.Context) (tree, commit plumbing.OID, err error) {
 	r := p.tree.Repo
 	if tree, err = r.IndexTree(ctx); err != nil {
-		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "write-tree"},
+		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "write-tree"},
 			"recording the index before HEAD moves; nothing was written")
 	}
 	msg := fmt.Sprintf("venom index of %s before its rollback to %s\n\nThe user's index as the rollback found it, kept for its undo.\n", p.agent.ID, p.target.ID())
 	if commit, err = r.CommitTree(ctx, tree, "", msg); err != nil {
-		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "commit-tree"},
+		return "", "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "commit-tree"},
 			"recording the index before HEAD moves; nothing was written")
 	}
 	return tree, commit, nil
 }
 
-// report is repos with the first one's files and left as the rollback
-// found them: a path left because it changed during the rollback moves
-// from files to left, and what was rescued is listed.
-func (ap *applier) report(repos []Repo) []Repo {
-	out := append([]Repo(nil), repos...)
-	r := &out[0]
+// report is repo, this applier's repository in the result, with files
+// and left as the rollback found them: a path left because it changed
+// during the rollback moves from files to left, and what was rescued is
+// listed.
+func (ap *applier) report(repo Repo) Repo {
+	r := repo
 	gone := map[string]bool{}
 	for _, l := range ap.left {
 		gone[l.Path] = true
@@ -275,7 +329,7 @@ func (ap *applier) report(repos []Repo) []Repo {
 	r.Left = append(append([]Left{}, r.Left...), ap.left...)
 	sort.SliceStable(r.Left, func(i, j int) bool { return r.Left[i].Path < r.Left[j].Path })
 	r.Rescued = ap.rescued
-	return out
+	return r
 }
 
 // changes is the plan's deletions, then its writes.
@@ -346,6 +400,11 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 		if l.Reason == "gitlink" {
 			nested[l.Path] = true
 		}
+	}
+	// A submodule with a plan of its own is judged by that plan; the
+	// gitlink here follows its HEAD.
+	for _, c := range p.childPaths() {
+		nested[c] = true
 	}
 	tooBig, keptEntry := map[string]bool{}, map[string]bool{}
 	for _, sk := range p.snap.Skipped {
@@ -425,4 +484,23 @@ func (p *plan) exact(ctx context.Context, after string, skipped []plumbing.Skip,
 // rewindFails is the test hook that makes the harness's rewind fail.
 func rewindFails() bool {
 	return os.Getenv("GIT_VENOM_TEST_HARNESS_REWIND") == "fail" || os.Getenv("VENOM_TEST_HARNESS_REWIND") == "fail"
+}
+
+// all is the top's plan and its submodules' plans, in repos order.
+func (p *plan) all() []*plan {
+	return append([]*plan{p}, p.subs...)
+}
+
+// prefixed is ps with each path made relative to the top (prefix is the
+// repository's: "" for the top).
+func prefixed(ps []journal.PathPerm, prefix string) []journal.PathPerm {
+	if prefix == "" {
+		return ps
+	}
+	out := make([]journal.PathPerm, len(ps))
+	for i, pp := range ps {
+		pp.Path = prefix + pp.Path
+		out[i] = pp
+	}
+	return out
 }

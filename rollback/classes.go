@@ -1,6 +1,8 @@
 package rollback
 
 import (
+	"strings"
+
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
@@ -34,7 +36,12 @@ type window struct {
 // windows builds RFC 7.3's windows for agent a in tree path, from the
 // target's capture to now (S, seq +inf, commit sTree). Other agents using
 // the tree make a window a gap when one of their turns overlapped it.
-func windows(st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string) []window {
+//
+// rel names the repository (RFC 4.2 repo: "." for the top): each point is
+// that repository's commit in the checkpoint, and a checkpoint that does
+// not name it (taken before the submodule was added) breaks the windows
+// around it into one gap, as a failed capture does.
+func windows(st *journal.State, a *journal.Agent, path, rel string, target *journal.Saved, sTree string) []window {
 	broken := false
 	var out []window
 	var prev *point
@@ -63,11 +70,15 @@ func windows(st *journal.State, a *journal.Agent, path string, target *journal.S
 			continue
 		}
 		sv := a.Checkpoint(c.Checkpoint)
-		if sv == nil || sv.Pruned || len(sv.Rec.Repos) == 0 {
+		var rs *journal.RepoState
+		if sv != nil && !sv.Pruned {
+			rs = sv.Rec.RepoEntry(rel)
+		}
+		if rs == nil {
 			broken = true
 			continue
 		}
-		p := point{seq: c.Seq, commit: sv.Rec.Repos[0].Commit, reason: c.Reason, turn: c.Turn}
+		p := point{seq: c.Seq, commit: rs.Commit, reason: c.Reason, turn: c.Turn}
 		add(p, broken)
 		broken = false
 	}
@@ -99,9 +110,9 @@ func sharedTurn(st *journal.State, a *journal.Agent, path string, lo, hi int64) 
 
 // diffWindows is windows less the ones classify needs no diff of: a
 // rollback window, and one whose two captures are the same commit.
-func diffWindows(st *journal.State, a *journal.Agent, path string, target *journal.Saved, sTree string) []window {
+func diffWindows(st *journal.State, a *journal.Agent, path, rel string, target *journal.Saved, sTree string) []window {
 	var out []window
-	for _, w := range windows(st, a, path, target, sTree) {
+	for _, w := range windows(st, a, path, rel, target, sTree) {
 		if w.from.commit != w.to.commit && w.kind != "rollback" {
 			out = append(out, w)
 		}
@@ -117,7 +128,11 @@ func diffWindows(st *journal.State, a *journal.Agent, path string, target *journ
 //
 // fresh holds the paths S has that the newest capture before it did not:
 // created since the last checkpoint, so no checkpoint but S holds them.
-func classify(a *journal.Agent, path string, ws []window, diffs [][]plumbing.TreeChange, paths map[string]bool) (class map[string]string, fresh map[string]bool) {
+//
+// paths are relative to the repository whose plan this is; an edit
+// record's paths are relative to the top, and prefix ("" for the top,
+// "<submodule>/" for a submodule) is what the repository's start with.
+func classify(a *journal.Agent, path, prefix string, ws []window, diffs [][]plumbing.TreeChange, paths map[string]bool) (class map[string]string, fresh map[string]bool) {
 	class = make(map[string]string, len(paths))
 	fresh = map[string]bool{}
 	for p := range paths {
@@ -131,7 +146,7 @@ func classify(a *journal.Agent, path string, ws []window, diffs [][]plumbing.Tre
 			names = map[string]bool{}
 			for _, e := range a.Edits {
 				if e.Turn == w.turn && e.Seq > w.from.seq && e.Seq < w.to.seq && (e.Path == "" || e.Path == path) {
-					for _, p := range e.Paths {
+					for _, p := range inRepo(e.Paths, prefix) {
 						names[p] = true
 					}
 				}
@@ -164,4 +179,22 @@ func classify(a *journal.Agent, path string, ws []window, diffs [][]plumbing.Tre
 		}
 	}
 	return class, fresh
+}
+
+// inRepo is the paths, relative to the top, that are in the repository
+// whose paths start with prefix ("" for the top: every path), relative to
+// that repository. A path inside a submodule is the submodule's, so the
+// top's list keeps it too (it never matches one of the top's paths: the
+// top's tree holds the submodule as a gitlink).
+func inRepo(paths []string, prefix string) []string {
+	if prefix == "" {
+		return paths
+	}
+	var out []string
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	return out
 }

@@ -160,9 +160,34 @@ func (p *plan) recordedPerms() []journal.PathPerm {
 		if err != nil {
 			return nil
 		}
-		return ps
+		return p.ownPerms(ps)
 	}
 	return nil
+}
+
+// ownPerms is what of ps (paths relative to the top, every repository's
+// as rollback.started logs them) is p's repository's, relative to it: no
+// path inside one of its submodules.
+func (p *plan) ownPerms(ps []journal.PathPerm) []journal.PathPerm {
+	var out []journal.PathPerm
+	pre := p.prefix()
+	for _, pp := range ps {
+		rest, ok := strings.CutPrefix(pp.Path, pre)
+		if !ok || rest == "" {
+			continue
+		}
+		inner := false
+		for _, c := range p.childPaths() {
+			if rest == c || strings.HasPrefix(rest, c+"/") {
+				inner = true
+			}
+		}
+		if !inner {
+			pp.Path = rest
+			out = append(out, pp)
+		}
+	}
+	return out
 }
 
 // dirsOnly is the directories of ps.

@@ -252,6 +252,13 @@ type plan struct {
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
 	note       string
+	// rel is the submodule's path relative to the top, "" for the top's
+	// plan; top is the top's plan, for a submodule's; subs are the plans
+	// of the submodules in scope that the target names, in repos order
+	// (issue 18), on the top's plan only.
+	rel  string
+	top  *plan
+	subs []*plan
 }
 
 // Run implements agent.rollback: with o.DryRun the dry run of RFC 7.2 (it
@@ -471,27 +478,125 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		return nil, err
 	}
 	p.snap = p.capture.Top()
-	tr := target.Rec.Repos[0]
-	repo := Repo{Repo: ".", Path: t.Path(), Commit: tr.Commit, Tree: string(p.snap.Tree), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
+	// Every repository in scope, in repos order (RFC 7.4): the top, then
+	// each submodule in S that the target names too, each with its own
+	// S, files, left and head (issue 18). A submodule added since the
+	// target, or gone since, has no plan of its own: its parent leaves
+	// its gitlink (RFC 7.4 reason gitlink, T's commit in detail), and
+	// nothing of its work tree or git dir is touched.
+	outsideBy := map[string][]string{}
+	repo, out, err := p.computeRepo(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 {
+		outsideBy[checkpoint.TopRepo] = out
+	}
+	repos := []Repo{repo}
+	for _, c := range p.capture.Repos[1:] {
+		if target.Rec.RepoEntry(c.Repo) == nil {
+			continue
+		}
+		sp := &plan{tree: &checkpoint.Tree{Repo: c.Git, Log: t.Log, Config: t.Config}, st: st, agent: a, target: target,
+			snap: c.Snap, snapAt: p.snapAt, guarded: p.guarded, rel: c.Repo, top: p}
+		if op := c.Git.Operation(); op != "" {
+			return nil, rfcerr.New("conflict.git_operation", map[string]any{"repo": c.Repo, "operation": op},
+				"a %s is in progress in submodule %s", op, c.Repo).
+				WithHint("finish or abort the %s first; venom never aborts it for you", op)
+		}
+		r, out, err := sp.computeRepo(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			outsideBy[c.Repo] = out
+		}
+		sp.res = Result{Agent: o.Agent, Checkpoint: target.ID(), Restore: o.Restore, Repos: []Repo{r}}
+		p.subs = append(p.subs, sp)
+		repos = append(repos, r)
+	}
+	if len(outsideBy) > 0 {
+		return nil, outsideErr(repos, outsideBy)
+	}
+	// A submodule whose HEAD goes back to the target's gitlink is not
+	// left by its parent: its own plan moves it.
+	for _, sp := range p.subs {
+		h := sp.res.Repos[0].Head
+		if !h.Moves {
+			continue
+		}
+		parent, rel := p.parentOf(sp.rel)
+		pr := &repos[parent]
+		kept := pr.Left[:0]
+		for _, l := range pr.Left {
+			if !(l.Path == rel && l.Reason == "gitlink" && h.To != nil && l.Detail == *h.To) {
+				kept = append(kept, l)
+			}
+		}
+		pr.Left = kept
+	}
+	for i := range p.subs {
+		p.subs[i].res.Repos[0] = repos[i+1]
+	}
+	p.res = Result{Agent: o.Agent, Checkpoint: target.ID(), DryRun: o.DryRun, Restore: o.Restore,
+		Conversation: conv, SharedWith: nonNil(shared), Children: []string{}, Repos: repos, Note: p.note}
+	if o.DryRun {
+		g := p.guarded
+		p.res.Guarded = &g
+	}
+	// The id binds what the plan shows, so it is made from the result
+	// itself (RFC 7.2, version p2).
+	p.digest = PlanID(PlanDocument(&p.res, p.guarded, o))
+	if o.DryRun {
+		p.res.Plan = p.digest
+	}
+	if b := p.binding; b != nil && b.ForkSource != "" && ChoosesSession(b.Harness) {
+		// Derived from the plan and the agent's rollbacks so far: the
+		// plan and its real call name the same new session, and a later
+		// rollback never names one already used.
+		b.HarnessSession = sessionID(p.digest, a.ID, len(a.Rollbacks))
+		p.res.Conversation.HarnessSession = b.HarnessSession
+		p.res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, b.HarnessSession)
+		p.res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, b.HarnessSession)
+	}
+	return p, nil
+}
+
+// computeRepo builds the plan of one repository (RFC 7.3, 7.4, 7.5):
+// what differs between its S (p.snap) and its entry in the target, each
+// path's class from the windows of its own commits, what is left and why,
+// HEAD's move, the deletions and writes. refused lists the outside paths
+// when --outside (as given, or by default in a guarded tree) refuses
+// them; the caller gathers them from every repository.
+func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused []string, err error) {
+	t, a, st, target := p.tree, p.agent, p.st, p.target
+	tr := *target.Rec.RepoEntry(p.repoName())
+	repo = Repo{Repo: p.repoName(), Path: t.Path(), Commit: tr.Commit, Tree: string(p.snap.Tree), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
 	cur := optOID(p.snap.Head)
 	repo.Head = Head{From: cur, To: cur}
 	if !p.guarded && !o.KeepHead {
 		if err := p.checkHead(ctx, tr, &repo.Head); err != nil {
-			return nil, err
+			return Repo{}, nil, err
 		}
 	}
 	// The undo of a rollback that moved HEAD moves it back, and the index
 	// becomes what that rollback found, staged versions included, instead
 	// of HEAD's tree. Only then: in a guarded tree, or with --keep-head,
 	// HEAD stays and the index is never written (invariant 4).
-	if rs := p.undone(); p.headMove && rs != nil && rs.Index != "" && t.Repo.TreeExists(ctx, plumbing.OID(rs.Index)) {
-		p.indexTree = plumbing.OID(rs.Index)
-		repo.Index = rs.Index
+	if rs := p.undone(); p.headMove && rs != nil {
+		idx := rs.Index
+		if p.rel != "" {
+			idx = rs.Indexes[p.rel]
+		}
+		if idx != "" && t.Repo.TreeExists(ctx, plumbing.OID(idx)) {
+			p.indexTree = plumbing.OID(idx)
+			repo.Index = idx
+		}
 	}
 
 	// What differs between S and T, and what changed in each window
 	// between them (RFC 7.3), asked of git at once.
-	ws := diffWindows(st, a, t.Path(), target, string(p.snap.Tree))
+	ws := diffWindows(st, a, p.root().tree.Path(), p.repoName(), target, string(p.snap.Tree))
 	pairs := [][2]string{{string(p.snap.Tree), tr.Commit}}
 	for _, w := range ws {
 		pairs = append(pairs, [2]string{w.from.commit, w.to.commit})
@@ -499,16 +604,16 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs)
 	if err != nil {
 		if bad == 0 {
-			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "comparing S with %s", target.ID())
+			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
 		}
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "finding who changed what")
+		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "finding who changed what")
 	}
 	changes := diffs[0]
 	paths := make(map[string]bool, len(changes))
 	for _, c := range changes {
 		paths[c.Path] = true
 	}
-	class, fresh := classify(a, t.Path(), ws, diffs[1:], paths)
+	class, fresh := classify(a, p.root().tree.Path(), p.prefix(), ws, diffs[1:], paths)
 	outside := o.Outside
 	if outside == "" {
 		outside = "overwrite"
@@ -517,17 +622,13 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		}
 	}
 	if outside == "refuse" {
-		var out []string
 		for _, c := range changes {
 			if class[c.Path] == ClassOutside && !isGitlink(c) {
-				out = append(out, c.Path)
+				refused = append(refused, c.Path)
 			}
 		}
-		if len(out) > 0 {
-			return nil, rfcerr.New("conflict.outside_edits", map[string]any{"repos": []map[string]any{{"repo": ".", "paths": out}}},
-				"%d path(s) changed outside the agent's turns; choose --outside=keep or --outside=overwrite", len(out)).
-				WithHint("outside: %s", strings.Join(out, ", ")).
-				WithHint("keep leaves them as they are; overwrite restores them too (their content stays in the safety checkpoint)")
+		if len(refused) > 0 {
+			return Repo{Repo: p.repoName()}, refused, nil
 		}
 	}
 
@@ -594,7 +695,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	}
 	ignoredAtT, err := t.Repo.IgnoredAt(ctx, plumbing.OID(tr.Commit), dels)
 	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "check-ignore"}, "reading the target's ignore rules")
+		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "check-ignore"}, "reading the target's ignore rules")
 	}
 	kept := cands[:0]
 	for _, c := range cands {
@@ -616,7 +717,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	// first, and a big file the rollback replaced is in that checkpoint.
 	if target.Rec.Reason != checkpoint.ReasonPreRollback {
 		if cands, err = leaveTooBig(ctx, t, cands, addLeft); err != nil {
-			return nil, err
+			return Repo{}, nil, err
 		}
 	}
 	w := newWorktree(t.Path(), cands, p.snap)
@@ -686,31 +787,98 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	for _, l := range big {
 		addLeft(l)
 	}
-	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target); err != nil {
-		return nil, err
+	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target, p.root().tree.Path(), p.prefix()); err != nil {
+		return Repo{}, nil, err
 	}
-	p.res = Result{Agent: o.Agent, Checkpoint: target.ID(), DryRun: o.DryRun, Restore: o.Restore,
-		Conversation: conv, SharedWith: nonNil(shared), Children: []string{}, Repos: []Repo{repo}, Note: p.note}
-	if o.DryRun {
-		g := p.guarded
-		p.res.Guarded = &g
+	return repo, nil, nil
+}
+
+// outsideErr is RFC 7.3's conflict.outside_edits for the outside paths of
+// every repository (data.repos: [{repo, paths}], in repos order). A
+// submodule's paths are named relative to the top in the message.
+func outsideErr(repos []Repo, by map[string][]string) error {
+	var data []map[string]any
+	var all []string
+	for _, r := range repos {
+		ps := by[r.Repo]
+		if len(ps) == 0 {
+			continue
+		}
+		data = append(data, map[string]any{"repo": r.Repo, "paths": ps})
+		for _, q := range ps {
+			if r.Repo != checkpoint.TopRepo {
+				q = r.Repo + "/" + q
+			}
+			all = append(all, q)
+		}
 	}
-	// The id binds what the plan shows, so it is made from the result
-	// itself (RFC 7.2, version p2).
-	p.digest = PlanID(PlanDocument(&p.res, p.guarded, o))
-	if o.DryRun {
-		p.res.Plan = p.digest
+	return rfcerr.New("conflict.outside_edits", map[string]any{"repos": data},
+		"%d path(s) changed outside the agent's turns; choose --outside=keep or --outside=overwrite", len(all)).
+		WithHint("outside: %s", strings.Join(all, ", ")).
+		WithHint("keep leaves them as they are; overwrite restores them too (their content stays in the safety checkpoint)")
+}
+
+// root is the plan of the top repository: p itself, or the plan p is a
+// submodule's part of.
+func (p *plan) root() *plan {
+	if p.top != nil {
+		return p.top
 	}
-	if b := p.binding; b != nil && b.ForkSource != "" && ChoosesSession(b.Harness) {
-		// Derived from the plan and the agent's rollbacks so far: the
-		// plan and its real call name the same new session, and a later
-		// rollback never names one already used.
-		b.HarnessSession = sessionID(p.digest, a.ID, len(a.Rollbacks))
-		p.res.Conversation.HarnessSession = b.HarnessSession
-		p.res.Conversation.Resume = ResumeArgv(b.Harness, b.ForkSource, b.ForkAt, b.HarnessSession)
-		p.res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, b.HarnessSession)
+	return p
+}
+
+// repoName is p's repo member: "." for the top, else the submodule's
+// path relative to the top.
+func (p *plan) repoName() string {
+	if p.rel == "" {
+		return checkpoint.TopRepo
 	}
-	return p, nil
+	return p.rel
+}
+
+// what names p's repository in a message: "submodule <rel>", or "the
+// top repository".
+func (p *plan) what() string {
+	if p.rel == "" {
+		return "the top repository"
+	}
+	return "submodule " + p.rel
+}
+
+// prefix is what a path relative to the top starts with when it is in
+// p's repository: "" for the top, "<rel>/" for a submodule.
+func (p *plan) prefix() string {
+	if p.rel == "" || p.rel == checkpoint.TopRepo {
+		return ""
+	}
+	return p.rel + "/"
+}
+
+// parentOf is the index in repos order (0 the top, i+1 subs[i]) of the
+// repository holding submodule rel (the deepest whose path is a prefix of
+// rel), and rel's path within it.
+func (p *plan) parentOf(rel string) (int, string) {
+	best, within := 0, rel
+	for i, sp := range p.subs {
+		if strings.HasPrefix(rel, sp.rel+"/") && (best == 0 || len(sp.rel) > len(p.subs[best-1].rel)) {
+			best, within = i+1, strings.TrimPrefix(rel, sp.rel+"/")
+		}
+	}
+	return best, within
+}
+
+// childPaths are the paths, within p's repository, of the submodules in
+// it that have plans of their own.
+func (p *plan) childPaths() []string {
+	root := p.root()
+	var out []string
+	for _, sp := range root.subs {
+		parent, within := root.parentOf(sp.rel)
+		if (parent == 0 && p == root) || (parent > 0 && root.subs[parent-1] == p) {
+			out = append(out, within)
+		}
+	}
+	return out
 }
 
 // undone is the rollback whose safety checkpoint is the target, when the
@@ -722,7 +890,7 @@ func (p *plan) undone() *journal.RollbackStarted {
 	}
 	rs := p.agent.Rollbacks
 	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].Safety == p.target.ID() && rs[i].Path == p.tree.Path() {
+		if rs[i].Safety == p.target.ID() && rs[i].Path == p.root().tree.Path() {
 			return &rs[i]
 		}
 	}
@@ -813,7 +981,7 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 	if tr.Head == nil && cur == "" {
 		return nil
 	}
-	data := map[string]any{"repo": ".", "expected": tr.Head, "actual": optOID(cur)}
+	data := map[string]any{"repo": p.repoName(), "expected": tr.Head, "actual": optOID(cur)}
 	if tr.Branch != "" {
 		data["branch"] = tr.Branch
 	}
@@ -833,7 +1001,7 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 	th := plumbing.OID(*tr.Head)
 	ok, err := p.tree.Repo.IsAncestor(ctx, th, cur)
 	if err != nil {
-		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "merge-base"}, "checking ancestry")
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "merge-base"}, "checking ancestry")
 	}
 	if !ok {
 		// Forward is safe too: when HEAD is an ancestor of the checkpoint's
@@ -841,11 +1009,11 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 		// commit, so nothing can have been pushed that it loses.
 		fwd, err := p.tree.Repo.IsAncestor(ctx, cur, th)
 		if err != nil {
-			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "merge-base"}, "checking ancestry")
+			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "merge-base"}, "checking ancestry")
 		}
 		if fwd {
 			if p.tree.Repo.IndexLocked() {
-				return indexLocked(p.tree)
+				return indexLocked(p.tree, p.repoName())
 			}
 			p.headMove, p.headFrom, p.headTo, p.branch = true, cur, th, p.snap.Branch
 			h.Moves, h.To = true, optOID(th)
@@ -857,7 +1025,7 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 	}
 	parents, order, err := p.tree.Repo.RevListParents(ctx, cur, th)
 	if err != nil {
-		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "rev-list"}, "listing the commits HEAD would leave")
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "rev-list"}, "listing the commits HEAD would leave")
 	}
 	// A dropped commit on a remote-tracking ref is also below one of the
 	// dropped commits whose parents are all kept (the roots), so checking
@@ -876,7 +1044,7 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 		}
 		rr, err := p.tree.Repo.RemoteRefsContaining(ctx, c)
 		if err != nil {
-			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "for-each-ref"}, "checking remote-tracking refs")
+			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "for-each-ref"}, "checking remote-tracking refs")
 		}
 		if len(rr) > 0 {
 			pushed = append(pushed, string(c))
@@ -891,20 +1059,20 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 			rs = append(rs, r)
 		}
 		sort.Strings(rs)
-		return rfcerr.New("conflict.commits_pushed", map[string]any{"repo": ".", "commits": pushed, "refs": rs},
+		return rfcerr.New("conflict.commits_pushed", map[string]any{"repo": p.repoName(), "commits": pushed, "refs": rs},
 			"moving HEAD back would drop %d commit(s) already on %s", len(pushed), strings.Join(rs, ", ")).
 			WithHint("--keep-head restores the files and leaves HEAD, so the next push needs no force")
 	}
 	if p.tree.Repo.IndexLocked() {
-		return indexLocked(p.tree)
+		return indexLocked(p.tree, p.repoName())
 	}
 	p.headMove, p.headFrom, p.headTo, p.branch = true, cur, th, p.snap.Branch
 	h.Moves, h.To, h.Commits = true, optOID(th), len(order)
 	return nil
 }
 
-func indexLocked(t *checkpoint.Tree) error {
-	return rfcerr.New("conflict.index_locked", map[string]any{"repo": ".", "lock": t.Repo.RealIndex() + ".lock"},
+func indexLocked(t *checkpoint.Tree, repo string) error {
+	return rfcerr.New("conflict.index_locked", map[string]any{"repo": repo, "lock": t.Repo.RealIndex() + ".lock"},
 		"another git process holds %s.lock, and moving HEAD must write the index", t.Repo.RealIndex()).
 		WithHint("wait for that git command to finish; if none is running, the lock is stale and `git` says how to remove it")
 }
@@ -935,14 +1103,14 @@ func short(s string) string {
 // first such path and fail every plan (D6, D9 in internal/model), so these
 // are left out before it runs, by git's own tests (plumbing's OutOfReach).
 // The cost follows the number of edited paths, not the size of the tree.
-func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, target *journal.Saved) ([]string, error) {
+func ignoredEdits(ctx context.Context, t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, top, prefix string) ([]string, error) {
 	seen := map[string]bool{}
 	var paths []string
 	for _, e := range a.Edits {
-		if e.Seq <= target.Seq || (e.Path != "" && e.Path != t.Path()) {
+		if e.Seq <= target.Seq || (e.Path != "" && e.Path != top) {
 			continue
 		}
-		for _, p := range e.Paths {
+		for _, p := range inRepo(e.Paths, prefix) {
 			if !seen[p] {
 				seen[p] = true
 				paths = append(paths, p)

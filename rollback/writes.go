@@ -464,7 +464,11 @@ func (ap *applier) run(ctx context.Context) error {
 			ap.w.pruneParents(c.Path)
 		}
 	}
-	failpoint.Hit("rollback.deleted")
+	if p.rel == "" {
+		failpoint.Hit("rollback.deleted")
+	} else {
+		failpoint.Hit("rollback.sub-deleted")
+	}
 	// A directory the deletions emptied and the writes fill again gets its
 	// own bits back, in any rollback; in an undo, what is not there now
 	// gets the bits its rollback logged (own first: the first wins).
@@ -473,7 +477,11 @@ func (ap *applier) run(ctx context.Context) error {
 		if err := ap.writeOneBatch(ctx, p.writes[start:min(start+writeBatch, len(p.writes))], recorded); err != nil {
 			return err
 		}
-		failpoint.Hit("rollback.batch-written")
+		if p.rel == "" {
+			failpoint.Hit("rollback.batch-written")
+		} else {
+			failpoint.Hit("rollback.sub-batch-written")
+		}
 	}
 	// What checkout-index wrote may not be the blob's bytes: an
 	// end-of-line conversion or a smudge filter changed them, and a tree
@@ -497,7 +505,11 @@ func (ap *applier) run(ctx context.Context) error {
 			}
 		}
 	}
-	failpoint.Hit("rollback.written")
+	if p.rel == "" {
+		failpoint.Hit("rollback.written")
+	} else {
+		failpoint.Hit("rollback.sub-written")
+	}
 	if p.headMove {
 		// Keep the user's index to put back if the move fails.
 		cp, err := r.PrivateIndex("user-index")
@@ -512,7 +524,11 @@ func (ap *applier) run(ctx context.Context) error {
 			return fmt.Errorf("moving HEAD: %w", err)
 		}
 		ap.headMoved = true
-		failpoint.Hit("rollback.head-moved")
+		if p.rel == "" {
+			failpoint.Hit("rollback.head-moved")
+		} else {
+			failpoint.Hit("rollback.sub-head-moved")
+		}
 		// The index follows HEAD (RFC 7.5); in the undo of a rollback
 		// that moved HEAD, it becomes what that rollback found.
 		to := p.headTo
@@ -722,6 +738,9 @@ func (ap *applier) rescue(ctx context.Context) {
 	}
 	var stored bool
 	ap.rescued, stored = p.tree.KeepSaves(ctx, p.agent.ID, p.target.ID(), p.res.Safety, ap.safety, saves)
+	for i := range ap.rescued {
+		ap.rescued[i].Repo = p.rel
+	}
 	if !stored {
 		ap.keep = true
 	}
@@ -772,27 +791,76 @@ func notWhole(id string, missing []plumbing.OID, err error) error {
 	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), strings.Join(names, ", "))
 }
 
+// appliers are a rollback's appliers, one per repository in repos order
+// (the top first, then its submodules: issue 18). Every repository is
+// written the same way, by its own applier.
+type appliers []*applier
+
 // fail ends a rollback that failed, or was interrupted (its context
-// ended: Ctrl-C, SIGTERM, a hang-up), after rollback.started: RFC 7.6's
-// way back (recover), logged in rollback.ended, and the error that says
-// where the tree is. The way back runs to its end on a context of its
-// own (ownContext): run on the cancelled one, every git it starts would
-// fail at once, and a tree back at S would be called mixed (issue 13
-// item 7).
-func (ap *applier) fail(ctx context.Context, ended journal.RollbackEnded, cause error) error {
-	t, res := ap.plan.tree, &ap.plan.res
+// ended: Ctrl-C, SIGTERM, a hang-up), after rollback.started, while
+// aps[failed] ran its steps (or, failed the last, after all of them):
+// RFC 7.6's way back (recover) in every repository touched, aps[failed]
+// and those before it, last first, logged in rollback.ended, and the
+// error that says where the tree is. It is failed.rollback_undone when
+// each went back; otherwise failed.rollback_partial, whose data.repos
+// says which repository is in which state ("as before" for each that
+// went back or was never touched, "mixed" with the reason for each that
+// did not). The way back runs to its end on a context of its own
+// (ownContext): run on the cancelled one, every git it starts would fail
+// at once, and a tree back at S would be called mixed (issue 13 item 7).
+func (aps appliers) fail(ctx context.Context, ended journal.RollbackEnded, failed int, cause error) error {
+	top := aps[0].plan
+	t, res := top.tree, &top.res
 	what := "failed"
 	if ctx.Err() != nil {
 		what = "was interrupted"
 		cause = fmt.Errorf("interrupted (%v)", context.Cause(ctx))
 	}
-	uctx, cancel := ownContext(ctx, ap.began)
+	uctx, cancel := ownContext(ctx, aps[0].began)
 	defer cancel()
-	code, data := ap.recover(uctx, cause)
-	ended.Code = code
-	if len(ap.rescued) > 0 && ap.rescued[0].Ref != "" {
-		ended.Rescued = ap.rescued[0].Ref
+	type outcome struct {
+		code string
+		data map[string]any
 	}
+	outs := make([]outcome, len(aps))
+	for i := failed; i >= 0; i-- {
+		why := cause
+		if i != failed {
+			why = fmt.Errorf("%s failed: %w", aps[failed].plan.what(), cause)
+		}
+		code, data := aps[i].recover(uctx, why)
+		outs[i] = outcome{code, data}
+	}
+	for _, ap := range aps[failed+1:] {
+		ap.cleanup()
+	}
+	code, data := "failed.rollback_undone", outs[failed].data
+	var repos []map[string]any
+	var kept []string
+	for i, ap := range aps {
+		if i <= failed && outs[i].code == "failed.rollback_partial" {
+			code = "failed.rollback_partial"
+			if rs, ok := outs[i].data["repos"].([]map[string]any); ok {
+				repos = append(repos, rs...)
+				continue
+			}
+		}
+		repos = append(repos, map[string]any{"repo": ap.plan.repoName(), "state": "as before"})
+		if i <= failed {
+			if ks, ok := outs[i].data["kept"].([]string); ok {
+				for _, k := range ks {
+					kept = append(kept, ap.plan.prefix()+k)
+				}
+			}
+		}
+	}
+	if code == "failed.rollback_partial" {
+		data = map[string]any{"repos": repos}
+	} else if len(kept) > 0 {
+		data["kept"] = kept
+	}
+	ended.Code = code
+	ended.Rescued = aps.rescuedRef()
 	var err error = cause
 	if _, lerr := t.Log.Append(journal.Entry{Type: journal.TypeRollbackEnded, Body: ended}); lerr != nil {
 		err = multierror.Append(err, lerr)
@@ -803,18 +871,45 @@ func (ap *applier) fail(ctx context.Context, ended journal.RollbackEnded, cause 
 		msg = "the rollback " + what + " and could not be fully undone"
 	}
 	e := rfcerr.Wrap(code, err, data, "%s", msg).
-		WithHint("%s", checkpoint.UndoHint(ap.plan.agent.ID, res.Safety))
-	if len(ap.rescued) > 0 {
-		data["rescued"] = ap.rescued
-		for _, rs := range ap.rescued {
+		WithHint("%s", checkpoint.UndoHint(top.agent.ID, res.Safety))
+	if rescued := aps.rescued(); len(rescued) > 0 {
+		data["rescued"] = rescued
+		for _, rs := range rescued {
 			if rs.Ref != "" {
-				e = e.WithHint("a save made while the rollback ran is kept: git show %s:%s", rs.Ref, rs.Path)
+				e = e.WithHint("a save made while the rollback ran is kept: %s", checkpoint.ShowRescued(rs))
 			} else {
 				e = e.WithHint("a save made while the rollback ran is kept in %s (it was %s)", rs.File, rs.Path)
 			}
 		}
 	}
 	return e
+}
+
+// cleanup is applier.cleanup of each.
+func (aps appliers) cleanup() {
+	for _, ap := range aps {
+		ap.cleanup()
+	}
+}
+
+// rescued is every repository's rescued[], in repos order.
+func (aps appliers) rescued() []Rescued {
+	var out []Rescued
+	for _, ap := range aps {
+		out = append(out, ap.rescued...)
+	}
+	return out
+}
+
+// rescuedRef is rollback.ended's rescued: the first ref a save was kept
+// under, in repos order (a submodule's is in that submodule), or "".
+func (aps appliers) rescuedRef() string {
+	for _, rs := range aps.rescued() {
+		if rs.Ref != "" {
+			return rs.Ref
+		}
+	}
+	return ""
 }
 
 // ownContext is a context for the steps that must run to their end once
@@ -981,7 +1076,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 			}
 		}
 	}
-	data := map[string]any{"repo": ".", "reason": cause.Error()}
+	data := map[string]any{"repo": p.repoName(), "reason": cause.Error()}
 	if len(kept) > 0 {
 		var ks []string
 		for k := range kept {
@@ -991,7 +1086,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		data["kept"] = ks
 	}
 	if state != "as before" {
-		rs := map[string]any{"repo": ".", "state": state, "reason": cause.Error() + "; undoing it: " + reason}
+		rs := map[string]any{"repo": p.repoName(), "state": state, "reason": cause.Error() + "; undoing it: " + reason}
 		data = map[string]any{"repos": []map[string]any{rs}}
 		return "failed.rollback_partial", data
 	}

@@ -226,7 +226,10 @@ br47_setup () {
 }
 
 test_expect_success 'BR-47: a rollback killed at any step is closed as failed.rollback_interrupted, never resumed; the safety checkpoint brings the tree back' '
-	failpoints "rollback\\." >"$TRASH_DIRECTORY/rollback.fps" &&
+	# The steps of a submodule (rollback.sub-*) are not in this tree of one
+	# repository: rollback/crash_test.go TestFailpointsWithSubmodules
+	# kills at each of them.
+	failpoints "rollback\\." | grep -v "^rollback\\.sub-" >"$TRASH_DIRECTORY/rollback.fps" &&
 	test_line_count -ge 5 "$TRASH_DIRECTORY/rollback.fps" &&
 	for fp in $(cat "$TRASH_DIRECTORY/rollback.fps"); do
 		br47_setup br47-$fp &&

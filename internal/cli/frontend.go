@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/harness"
 	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/rollback"
@@ -158,22 +159,46 @@ func Verification(res *rollback.Result) string {
 // RescuedLines are the lines a real call's result says of the saves it
 // kept (repos[].rescued, issue 13 item 2): a person's saves made while it
 // ran into files it then replaced, which are not in the tree now, each
-// with the command that shows it (or the file that holds it). None when
-// there were none.
+// with the command that shows it (or the file that holds it), in every
+// repository (a submodule's path relative to the top). None when there
+// were none.
 func RescuedLines(res *rollback.Result) []string {
-	if len(res.Repos) == 0 || len(res.Repos[0].Rescued) == 0 {
+	var rs []rollback.Rescued
+	for _, r := range res.Repos {
+		rs = append(rs, r.Rescued...)
+	}
+	if len(rs) == 0 {
 		return nil
 	}
-	rs := res.Repos[0].Rescued
 	lines := []string{fmt.Sprintf("kept %d save(s) made while the rollback ran into files it then replaced; they are not in the tree now:", len(rs))}
 	for _, r := range rs {
+		name := rescuedName(r)
 		if r.Ref != "" {
-			lines = append(lines, fmt.Sprintf("    %s: git show %s:%s", quotePath(r.Path), r.Ref, quotePath(r.Path)))
+			lines = append(lines, fmt.Sprintf("    %s: %s", quotePath(name), showRescued(r)))
 		} else {
-			lines = append(lines, fmt.Sprintf("    %s: in %s", quotePath(r.Path), r.File))
+			lines = append(lines, fmt.Sprintf("    %s: in %s", quotePath(name), r.File))
 		}
 	}
 	return lines
+}
+
+// rescuedName is the path of a rescued save relative to the top.
+func rescuedName(r rollback.Rescued) string {
+	if r.Repo != "" && r.Repo != checkpoint.TopRepo {
+		return r.Repo + "/" + r.Path
+	}
+	return r.Path
+}
+
+// showRescued is checkpoint.ShowRescued with the paths quoted as the
+// rest of the output quotes them.
+func showRescued(r rollback.Rescued) string {
+	q := r
+	q.Path = quotePath(r.Path)
+	if r.Repo != "" {
+		q.Repo = quotePath(r.Repo)
+	}
+	return checkpoint.ShowRescued(q)
 }
 
 // RollbackCommand is the git venom-rollback command that confirms the

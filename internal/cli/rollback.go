@@ -127,9 +127,9 @@ func warnInterrupted(ctx context.Context, e *env, t *checkpoint.Tree, st *journa
 		fmt.Fprintf(e.Err, "hint: %s\n", checkpoint.UndoHint(b.Agent, b.Safety))
 		for _, rs := range b.Rescued {
 			if rs.Ref != "" {
-				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept: git show %s:%s\n", quotePath(rs.Path), rs.Ref, quotePath(rs.Path))
+				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept: %s\n", quotePath(rescuedName(rs)), showRescued(rs))
 			} else {
-				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept in %s\n", quotePath(rs.Path), rs.File)
+				fmt.Fprintf(e.Err, "hint: a save made into %s while it ran is kept in %s\n", quotePath(rescuedName(rs)), rs.File)
 			}
 		}
 		for _, d := range b.KeptDirs {
