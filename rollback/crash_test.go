@@ -98,7 +98,7 @@ func (s treeState) changes(t testing.TB, r *gittest.Repo, index bool) string {
 // paths it writes, and (unguarded) moves HEAD back over an agent's commit.
 // A file created after the last checkpoint and an edit after it (a gap)
 // complete S. It returns the fixture and the choices of the rollback.
-func crashScenario(t *testing.T, guarded bool) (*fixture, []string) {
+func crashScenario(t *testing.T, guarded bool) (*fixture, []string, []*gittest.Repo) {
 	t.Helper()
 	f := newFixture(t, guarded)
 	r := f.r
@@ -126,7 +126,7 @@ func crashScenario(t *testing.T, guarded bool) (*fixture, []string) {
 	if guarded {
 		args = append(args, "--outside", "overwrite")
 	}
-	return f, args
+	return f, args, nil
 }
 
 // TestFailpoints kills the real call at every failpoint of the source (a
@@ -162,19 +162,91 @@ func TestFailpoints(t *testing.T) {
 			if guarded && !strings.HasPrefix(name, "rollback.") {
 				continue // killed before anything is written: guarding changes nothing
 			}
+			if strings.HasPrefix(name, "rollback.sub-") {
+				continue // a step of a submodule's rollback (TestFailpointsWithSubmodules)
+			}
 			t.Run(fmt.Sprintf("%s/guarded=%v", name, guarded), func(t *testing.T) {
 				t.Parallel()
-				crashAt(t, name, guarded)
+				crashAt(t, name, guarded, crashScenario)
 			})
 		}
 	}
 }
 
-func crashAt(t *testing.T, name string, guarded bool) {
-	f, args := crashScenario(t, guarded)
+// TestFailpointsWithSubmodules is TestFailpoints for a rollback of three
+// repositories (the top, lib and lib/in, nested two deep), whose agent
+// edited, created, deleted and committed in each, at every failpoint of
+// the rollback, the submodules' own steps included: a kill anywhere
+// recovers as the single-repository one does, and the rollback to the
+// safety checkpoint gives every repository back its files and HEAD
+// (issue 18).
+func TestFailpointsWithSubmodules(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, n := range failpoints(t) {
+		if strings.HasPrefix(n, "rollback.") {
+			names = append(names, n)
+		}
+	}
+	for _, guarded := range []bool{false, true} {
+		for _, name := range names {
+			t.Run(fmt.Sprintf("%s/guarded=%v", name, guarded), func(t *testing.T) {
+				t.Parallel()
+				crashAt(t, name, guarded, subCrashScenario)
+			})
+		}
+	}
+}
+
+// subCrashScenario is crashScenario's kind of rollback across three
+// repositories: in lib a modification, a deletion, a creation, a mode
+// change and (unguarded) a commit the rollback drops, with ignored
+// files around them; in lib/in a modification and a creation; in the top
+// a modification and a commit. A gap edits a file of lib and creates
+// one in the top.
+func subCrashScenario(t *testing.T, guarded bool) (*fixture, []string, []*gittest.Repo) {
+	t.Helper()
+	f, lib, in := subFixture(t, guarded)
+	lib.Write(".gitignore", "*.log\n")
+	lib.Write("b.txt", "b\n")
+	lib.Write("dir/c.txt", "c\n")
+	lib.Write("keep.txt", "keep\n")
+	write(t, lib.Dir, "run.sh", []byte("#!/bin/sh\n"), 0o755)
+	lib.Commit("lib files")
+	f.r.Write(".gitignore", ".env\n*.log\n")
+	f.r.Commit("lib moved")
+	write(t, f.r.Dir, ".env", []byte("SECRET=1\n"), 0o600)
+	lib.Write("dir/x.log", "ignored\n")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	f.r.Write("a", "a2\n")
+	lib.Write("b.txt", "b2\n")
+	os.Remove(lib.Path("dir/c.txt"))
+	lib.Write("new/d.txt", "d\n")
+	os.Chmod(lib.Path("run.sh"), 0o644)
+	in.Write("i", "i2\n")
+	in.Write("made", "m\n")
+	lib.Commit("agent in lib")
+	f.r.Commit("agent")
+	lib.Write("new/e.log", "ignored, in a directory the rollback removes\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	f.r.Write("late.txt", "created after the last checkpoint\n")
+	lib.Write("keep.txt", "edited in a gap\n")
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	if guarded {
+		args = append(args, "--outside", "overwrite")
+	}
+	return f, args, []*gittest.Repo{lib, in}
+}
+
+func crashAt(t *testing.T, name string, guarded bool, scenario func(*testing.T, bool) (*fixture, []string, []*gittest.Repo)) {
+	f, args, subs := scenario(t, guarded)
 	r := f.r
 	before := files(disk(t, r.Dir))
 	headBefore, symBefore := head(r)
+	subHeads := map[*gittest.Repo]string{}
+	for _, s := range subs {
+		subHeads[s], _ = head(s)
+	}
 	indexBefore := indexBytes(t, r)
 
 	plan := planOf(t, r, args)
@@ -186,7 +258,7 @@ func crashAt(t *testing.T, name string, guarded bool) {
 	refsBefore := r.Refs()
 	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+name)
 	if !real.killed {
-		if name == "rollback.head-moved" && guarded {
+		if (name == "rollback.head-moved" || name == "rollback.sub-head-moved") && guarded {
 			// A guarded tree never moves HEAD: the step does not exist.
 			if real.exit != 0 {
 				t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
@@ -303,6 +375,11 @@ func crashAt(t *testing.T, name string, guarded bool) {
 	}
 	if guarded && indexBytes(t, r) != indexBefore {
 		t.Errorf("the index of a guarded tree changed")
+	}
+	for _, s := range subs {
+		if h, _ := head(s); h != subHeads[s] && !strings.Contains(strings.Join(undoArgs, " "), "--keep-head") {
+			t.Errorf("after the undo, %s's HEAD is %s, was %s", s.Dir, h, subHeads[s])
+		}
 	}
 	if _, err := os.Stat(filepath.Join(r.Dir, ".env")); err != nil {
 		t.Errorf(".env: %v", err)

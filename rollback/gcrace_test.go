@@ -33,7 +33,7 @@ func TestPrunedSafetyCheckpointStopsTheRollbackBeforeWriting(t *testing.T) {
 	for _, guarded := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unguarded", true: "guarded"}[guarded], func(t *testing.T) {
 			t.Parallel()
-			f, args := crashScenario(t, guarded)
+			f, args, _ := crashScenario(t, guarded)
 			r := f.r
 			before := stateOf(t, r)
 			plan := planOf(t, r, args)
@@ -75,7 +75,7 @@ func TestPrunedSafetyCheckpointAfterTheWritesIsUndone(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s/guarded=%v", at, guarded), func(t *testing.T) {
 				t.Parallel()
-				f, args := crashScenario(t, guarded)
+				f, args, _ := crashScenario(t, guarded)
 				r := f.r
 				before := stateOf(t, r)
 				plan := planOf(t, r, args)

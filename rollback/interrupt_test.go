@@ -24,7 +24,7 @@ func TestInterruptedRollbackGoesBackToS(t *testing.T) {
 			for _, sig := range []string{"int", "hup"} {
 				t.Run(fmt.Sprintf("%s:%s/guarded=%v", at, sig, guarded), func(t *testing.T) {
 					t.Parallel()
-					f, args := crashScenario(t, guarded)
+					f, args, _ := crashScenario(t, guarded)
 					r := f.r
 					before := stateOf(t, r)
 					plan := planOf(t, r, args)
