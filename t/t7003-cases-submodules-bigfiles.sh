@@ -31,7 +31,7 @@ test_expect_success 'BR-21: a nested repository with no commit never makes a sta
 	test_cmp "$OUT/nested.before" "$OUT/nested.after"
 '
 
-test_expect_success 'BR-21 (kind F): a submodule whose commit moved is left as gitlink, with the target'"'"'s commit' '
+test_expect_success 'BR-21 (kind F): a submodule whose commit the agent moved goes back with its files (issue 18), and the top leaves no gitlink' '
 	case_repo br21s &&
 	git init -q "$REPO.sub" && (cd "$REPO.sub" && echo s >s && git add . && git commit -qm s) &&
 	echo v1 >file.txt && git add . && git commit -qm init &&
@@ -44,8 +44,10 @@ test_expect_success 'BR-21 (kind F): a submodule whose commit moved is left as g
 	K2=$(te) &&
 	rb $K1 >"$OUT/r.json" &&
 	test_json "$OUT/r.json" ".repos[0].files == [{path: \"file.txt\", change: \"modify\", class: \"turn\"}]" \
-		".repos[0].left == [{path: \"sub\", reason: \"gitlink\", detail: \"$S1\"}]" &&
-	test "$(git -C sub rev-parse HEAD)" = "$S2" && test "$(cat sub/s)" = s2
+		".repos[0].left == []" \
+		".repos[1].repo == \"sub\"" ".repos[1].files == [{path: \"s\", change: \"modify\", class: \"turn\"}]" \
+		".repos[1].head == {moves: true, from: \"$S2\", to: \"$S1\", commits: 1}" ".exact == true" &&
+	test "$(git -C sub rev-parse HEAD)" = "$S1" && test "$(cat sub/s)" = s
 '
 
 test_expect_success 'BR-21 (kind F): a nested repository whose commit moved is reported in left, never touched (RFC 4)' '
