@@ -78,6 +78,20 @@ test_expect_success "$g: an agent's edits inside submodules roll back exactly wi
 '
 done
 
+test_expect_success 'the plan shows each repository as its own section' '
+	sub_repo sections &&
+	agent_turn &&
+	git venom-plan --agent $AG $K1 --restore files >"$OUT/plan.txt" &&
+	grep -q "^submodule lib:$" "$OUT/plan.txt" && grep -q "^submodule lib/in:$" "$OUT/plan.txt" &&
+	sed -n "/^submodule lib:$/,/^submodule lib\/in:$/p" "$OUT/plan.txt" >"$OUT/lib.txt" &&
+	grep -q "^  change: *2 paths: 1 create, 1 modify$" "$OUT/lib.txt" &&
+	grep -q "create  turn  *gone$" "$OUT/lib.txt" && grep -q "modify  turn  *l$" "$OUT/lib.txt" &&
+	sed -n "/^submodule lib\/in:$/,/^to do it:/p" "$OUT/plan.txt" >"$OUT/in.txt" &&
+	grep -q "delete  turn  *made$" "$OUT/in.txt" && grep -q "modify  turn  *i$" "$OUT/in.txt" &&
+	sed -n "1,/^submodule lib:$/p" "$OUT/plan.txt" >"$OUT/top.txt" &&
+	grep -q "modify  turn  *a$" "$OUT/top.txt" && ! grep -q " l$" "$OUT/top.txt"
+'
+
 test_expect_success 'the undo restores every repository' '
 	sub_repo undo guarded &&
 	agent_turn &&

@@ -152,7 +152,22 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 		fmt.Fprintf(e.Out, "  %s\n", l)
 	}
 	printRows(e, v.Rows, w)
+	printSubmodules(e, res, w)
 	fmt.Fprintf(e.Out, "\nto do it: %s\n", RollbackCommand(res, o))
+}
+
+// printSubmodules prints each submodule's section of a plan or result
+// (issue 18), in repos order: its name, its own lines (change, class,
+// left, HEAD) indented, and its rows, whose paths are the submodule's.
+func printSubmodules(e *env, res *rollback.Result, w int) {
+	for i := 1; i < len(res.Repos); i++ {
+		sv := planview.NewRepo(res, i, planview.Options{})
+		fmt.Fprintf(e.Out, "\nsubmodule %s:\n", planview.Quote(res.Repos[i].Repo))
+		for _, l := range sv.Summary.RepoLines() {
+			fmt.Fprintln(e.Out, planview.Fit("  "+l, w))
+		}
+		printRows(e, sv.Rows, w)
+	}
 }
 
 // printRows prints rows after a blank line, in columns, each fitted to w
@@ -179,6 +194,7 @@ func printRollback(e *env, res *rollback.Result) {
 		fmt.Fprintln(e.Out, planview.Fit(l, w))
 	}
 	printRows(e, v.Rows, w)
+	printSubmodules(e, res, w)
 	fmt.Fprintln(e.Out)
 	for _, l := range RescuedLines(res) {
 		fmt.Fprintln(e.Out, l)

@@ -19,12 +19,19 @@ type View struct {
 // repo, the only one a rollback has today) with o's folding. res is not
 // changed.
 func New(res *rollback.Result, o Options) *View {
+	return NewRepo(res, 0, o)
+}
+
+// NewRepo is New for res.Repos[i], one repository's section of a plan of
+// several (issue 18: the top is 0, then the submodules in repos order):
+// its summary counts that repository's paths and HEAD, the rest is res's.
+func NewRepo(res *rollback.Result, i int, o Options) *View {
 	var repo rollback.Repo
-	if len(res.Repos) > 0 {
-		repo = res.Repos[0]
+	if i < len(res.Repos) {
+		repo = res.Repos[i]
 	}
 	items := Items(repo)
-	return &View{Summary: Summarize(res), Items: items, Rows: Rows(items, o)}
+	return &View{Summary: summarizeRepo(res, i), Items: items, Rows: Rows(items, o)}
 }
 
 // Filter returns the rows of the items keep accepts, folded with o: a UI's
@@ -61,15 +68,18 @@ type Summary struct {
 	IgnoredEdits []string
 }
 
-// Summarize counts res (its first repo).
-func Summarize(res *rollback.Result) Summary {
+// Summarize counts res (its first repo, the top).
+func Summarize(res *rollback.Result) Summary { return summarizeRepo(res, 0) }
+
+// summarizeRepo counts res.Repos[i].
+func summarizeRepo(res *rollback.Result, i int) Summary {
 	s := Summary{Agent: res.Agent, Checkpoint: res.Checkpoint, Plan: res.Plan, DryRun: res.DryRun,
 		Guarded: res.Guarded != nil && *res.Guarded, Restore: res.Restore,
 		Conversation: res.Conversation, SharedWith: res.SharedWith}
-	if len(res.Repos) == 0 {
+	if i >= len(res.Repos) {
 		return s
 	}
-	r := res.Repos[0]
+	r := res.Repos[i]
 	s.Head, s.IgnoredEdits, s.Index = r.Head, r.IgnoredEdits, r.Index
 	var change, class, reason []string
 	for _, f := range r.Files {
@@ -111,6 +121,24 @@ func (s Summary) Title() string {
 //
 // The verbs are a plan's ("rewinds") or a real call's ("rewound").
 func (s Summary) Lines() []string {
+	out := s.RepoLines()
+	add := func(label, format string, args ...any) {
+		out = append(out, fmt.Sprintf("%-13s %s", label+":", fmt.Sprintf(format, args...)))
+	}
+	add("conversation", "%s", s.conversation())
+	if len(s.SharedWith) > 0 {
+		add("shared with", "%s (they get a note)", strings.Join(s.SharedWith, ", "))
+	}
+	if n := len(s.IgnoredEdits); n > 0 {
+		add("not restored", "%s the agent edited, ignored now: %s", plural(n, "path", "paths"), FirstFew(s.IgnoredEdits, 3))
+	}
+	return out
+}
+
+// RepoLines are the lines of Lines that are one repository's (change, by
+// class, left, HEAD, index): what a submodule's section of a plan shows
+// under its name.
+func (s Summary) RepoLines() []string {
 	var out []string
 	add := func(label, format string, args ...any) {
 		out = append(out, fmt.Sprintf("%-13s %s", label+":", fmt.Sprintf(format, args...)))
@@ -149,13 +177,6 @@ func (s Summary) Lines() []string {
 	add("HEAD", "%s", s.head())
 	if s.Index != "" {
 		add("index", "back to what was staged when the rollback that made %s moved HEAD (tree %s), not HEAD's tree", s.Checkpoint, short(&s.Index))
-	}
-	add("conversation", "%s", s.conversation())
-	if len(s.SharedWith) > 0 {
-		add("shared with", "%s (they get a note)", strings.Join(s.SharedWith, ", "))
-	}
-	if n := len(s.IgnoredEdits); n > 0 {
-		add("not restored", "%s the agent edited, ignored now: %s", plural(n, "path", "paths"), FirstFew(s.IgnoredEdits, 3))
 	}
 	return out
 }
