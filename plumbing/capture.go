@@ -57,7 +57,10 @@ type Snapshot struct {
 	IndexAttributes bool
 	// Scope lists, sorted, the submodules of this tree that the caller
 	// captures in turn (CaptureOptions.Submodules): the paths of the
-	// index's gitlinks whose directory holds a repository at a commit.
+	// index's gitlinks that .gitmodules maps (git's own notion of a
+	// submodule) and whose directory holds a repository at a commit. A
+	// repository at a gitlink that .gitmodules does not map is described
+	// as any nested repository is, and is not in scope.
 	// Their entries in Submodules say Dirty false until the caller,
 	// which captured them, says otherwise.
 	Scope []string
@@ -356,6 +359,15 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	snap.Changed = len(status)
+	// inScope reports whether a gitlink path is a submodule git knows
+	// (.gitmodules maps it), read once, when first asked.
+	var mapped map[string]bool
+	inScope := func(p string) bool {
+		if mapped == nil {
+			mapped = r.submoduleMapping(ctx)
+		}
+		return mapped[p]
+	}
 	var update, removed []string
 	var sizes []sized
 	var indexInfo bytes.Buffer
@@ -410,7 +422,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			if strings.HasPrefix(s.Sub, "S") && s.ModeW == "160000" {
 				// A submodule: record the commit it is at, nothing inside.
 				var sm Submodule
-				if o.Submodules && gitlinks[s.Path] != "" {
+				if o.Submodules && gitlinks[s.Path] != "" && inScope(s.Path) {
 					sm = r.scopedSubmodule(ctx, s.Path, snap)
 				} else {
 					sm = r.describeNested(ctx, s.Path)
@@ -479,9 +491,17 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		if !found {
 			if _, err := os.Lstat(filepath.Join(r.WorkTree, p)); err == nil {
 				c := string(oid)
-				snap.Submodules = append(snap.Submodules, Submodule{Path: p, Commit: &c})
-				if o.Submodules && r.populated(p) {
+				switch {
+				case !o.Submodules || !r.populated(p):
+					snap.Submodules = append(snap.Submodules, Submodule{Path: p, Commit: &c})
+				case inScope(p):
+					snap.Submodules = append(snap.Submodules, Submodule{Path: p, Commit: &c})
 					snap.Scope = append(snap.Scope, p)
+				default:
+					// A repository at a gitlink that is no submodule (no
+					// .gitmodules entry): status no longer looks inside
+					// it, so whether it is dirty is asked of it here.
+					snap.Submodules = append(snap.Submodules, r.describeNested(ctx, p))
 				}
 			}
 		}
@@ -678,6 +698,24 @@ func (r *Repo) scopedSubmodule(ctx context.Context, rel string, snap *Snapshot) 
 	c := string(head)
 	snap.Scope = append(snap.Scope, rel)
 	return Submodule{Path: rel, Commit: &c}
+}
+
+// submoduleMapping is the set of paths .gitmodules (the work tree's file)
+// maps to a submodule: what `git submodule status` needs to call a
+// gitlink a submodule. No .gitmodules, or one git cannot read, maps none.
+func (r *Repo) submoduleMapping(ctx context.Context) map[string]bool {
+	m := map[string]bool{}
+	out, err := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`)
+	if err != nil {
+		return m
+	}
+	list, _ := splitNul(out)
+	for _, rec := range list {
+		if _, v, ok := strings.Cut(rec, "\n"); ok {
+			m[strings.TrimSuffix(v, "/")] = true
+		}
+	}
+	return m
 }
 
 // populated reports whether the gitlink path rel holds a checked-out
@@ -916,9 +954,10 @@ func (r *Repo) Exists(rel string) bool {
 }
 
 // CheckedOutSubmodules lists, sorted, the gitlinks of the user's index
-// (stage 0) whose directory holds a checked-out submodule (populated): the
-// submodules a capture would take in scope, for a reader that needs no
-// capture (doctor). One ls-files.
+// (stage 0) that .gitmodules maps and whose directory holds a checked-out
+// submodule (populated): the submodules a capture would take in scope,
+// for a reader that needs no capture (doctor). One ls-files, and one git
+// config when there are any.
 func (r *Repo) CheckedOutSubmodules(ctx context.Context) ([]string, error) {
 	out, err := r.Run(ctx, Options{}, "ls-files", "-s", "-v", "-z")
 	if err != nil {
@@ -929,9 +968,15 @@ func (r *Repo) CheckedOutSubmodules(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var paths []string
+	var mapped map[string]bool
 	for _, e := range ents {
 		if e.Mode == "160000" && e.Stage == 0 && r.populated(e.Path) {
-			paths = append(paths, e.Path)
+			if mapped == nil {
+				mapped = r.submoduleMapping(ctx)
+			}
+			if mapped[e.Path] {
+				paths = append(paths, e.Path)
+			}
 		}
 	}
 	sort.Strings(paths)
