@@ -30,6 +30,7 @@ type options struct {
 	strict  bool
 	tsv     string
 	big     int
+	subs    int
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "", "directory holding the git-venom-* binaries to measure (required)")
 	flag.StringVar(&o.repo, "repo", "", "also measure on a local clone of this repository (the repository itself is only read)")
 	flag.IntVar(&o.files, "files", 100000, "files in the generated tree; 0 skips it")
+	flag.IntVar(&o.subs, "submodules", 20, "submodules in the tree of issue 18's rows; 0 skips it")
 	sizes := flag.String("modified", "1,10,100,1000,10000", "comma-separated numbers of files changed in the modified-files rows")
 	flag.IntVar(&o.reps, "reps", 9, "timed runs of each side (median reported), after one warm-up each")
 	flag.StringVar(&o.only, "only", "", "run only cases whose name matches this regular expression")
@@ -113,8 +115,15 @@ func run(o *options, w io.Writer) error {
 		}
 		trees = append(trees, t)
 	}
+	if o.subs > 0 {
+		t, err := withSubmodules(o.cache, o.subs)
+		if err != nil {
+			return err
+		}
+		trees = append(trees, t)
+	}
 	if len(trees) == 0 {
-		return fmt.Errorf("nothing to measure: -files 0 and no -repo")
+		return fmt.Errorf("nothing to measure: -files 0, -submodules 0 and no -repo")
 	}
 
 	ver, _ := git(o.cache, "--version")
@@ -143,7 +152,11 @@ func run(o *options, w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n  %s\n", t.title, t.dir)
 		fmt.Fprintf(w, "  %-36s %10s %10s  %-30s %10s %10s %7s %9s %7s\n",
 			"case", "venom", "venom cpu", "against", "baseline", "cpu", "ratio", "cpu ratio", "target")
-		for _, f := range allCases(o) {
+		cases := allCases(o)
+		if t.subs > 0 {
+			cases = submoduleCases(o)
+		}
+		for _, f := range cases {
 			c, err := f(t, o)
 			if err != nil {
 				return err

@@ -21,6 +21,7 @@ type tree struct {
 	title string // for the table header
 	dir   string // top of the work tree, inside the cache dir
 	files int    // tracked paths
+	subs  int    // submodules s00.. (withSubmodules); 0 for the other trees
 }
 
 // ownedMark is written into the git dir of every tree the bench made; no
