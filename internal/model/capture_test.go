@@ -90,7 +90,10 @@ func (s *seq) capture(reason string) {
 			newBytes += int64(len(s.diskData(p)))
 		}
 	}
-	wantFail := tiny && newBytes > 10
+	// max_total_bytes holds in each repository (a submodule's capture
+	// is its own).
+	wantFail := tiny && (newBytes > 10 || s.subNewBytes() > 10)
+	subNow := s.subTreeNow()
 
 	var h checkpoint.Harness
 	tm := s.openTurn()
@@ -202,14 +205,16 @@ func (s *seq) capture(reason string) {
 		diffTrees(latest.tree, exp.Tree) == nil && latest.head == head && latest.branch == branch &&
 		// A file that went over max_file_bytes changes what the checkpoint
 		// says it skipped: not the same (84cd61c).
-		fmt.Sprint(keys(latest.tooBig)) == fmt.Sprint(keys(exp.TooBig))
+		fmt.Sprint(keys(latest.tooBig)) == fmt.Sprint(keys(exp.TooBig)) &&
+		// A change in the submodule alone is a new checkpoint (issue 18).
+		(s.sub == nil || diffTrees(latest.subTree, subNow) == nil)
 	if got.Reused != wantReuse {
 		why := "nothing to reuse"
 		if latest != nil {
 			why = fmt.Sprintf("latest %s: head %s/%s now %s/%s, tree diff:\n%s", latest.id, short(latest.head), latest.branch,
 				short(head), branch, describeTreeDiff(exp.Tree, latest.tree))
 		}
-		if !got.Reused && len(got.Repos) == 1 {
+		if !got.Reused && len(got.Repos) >= 1 {
 			why += "; the new checkpoint's tree against the model:\n" + describeTreeDiff(exp.Tree, s.treeOf(got.Repos[0].Commit))
 		}
 		s.fatalf("capture %s: reused %v, want %v (%s)", reason, got.Reused, wantReuse, why)
@@ -222,13 +227,19 @@ func (s *seq) capture(reason string) {
 			s.fatalf("a reused capture added refs %v", added)
 		}
 		s.clock++
-		s.caps = append(s.caps, capEvent{kind: "reused", id: latest.id, reason: reason, turn: turn, tree: exp.Tree, clock: s.clock})
+		s.caps = append(s.caps, capEvent{kind: "reused", id: latest.id, reason: reason, turn: turn, tree: exp.Tree, clock: s.clock, subTree: subNow})
 		s.checkLog()
 		return
 	}
 	c := s.newCheckpoint(got.Checkpoint, reason, turn, through, exp, head, branch, added)
-	if len(got.Repos) != 1 || got.Repos[0].Commit != c.commit {
+	if len(got.Repos) != s.repoCount() || got.Repos[0].Commit != c.commit {
 		s.fatalf("capture result repos %+v, ref says %s", got.Repos, c.commit)
+	}
+	if s.sub != nil {
+		if got.Repos[1].Repo != subPath {
+			s.fatalf("capture result's second repository is %q, want %s", got.Repos[1].Repo, subPath)
+		}
+		s.checkSubCheckpoint(c, subNow, got.Repos[1].Commit)
 	}
 	s.checkRecord(c, got.Repos[0])
 	s.checkLog()
@@ -503,6 +514,7 @@ func (s *seq) checkLog() {
 		case !sv.Pruned && refsNow[ref] != sv.Rec.Repos[0].Commit:
 			s.fatalf("%s is %q, the log says %s", ref, refsNow[ref], sv.Rec.Repos[0].Commit)
 		}
+		s.checkSubLog(sv)
 		through := ""
 		if sv.Rec.ThroughTurn != nil {
 			through = *sv.Rec.ThroughTurn

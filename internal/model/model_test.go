@@ -142,6 +142,8 @@ type capEvent struct {
 	turn   string
 	tree   treeMap
 	clock  int // the operation it came from, in the order of all agents' captures
+	// subTree is what it held in the submodule (sequences with one).
+	subTree treeMap
 }
 
 // sharerTurn is a turn of the second agent, b1, between the clocks of the
@@ -171,6 +173,9 @@ type cpModel struct {
 	midTurn bool
 	commit  string
 	pruned  bool
+	// subTree and subCommit are the submodule's part (sequences with one).
+	subTree   treeMap
+	subCommit string
 }
 
 // turnModel is one turn: whether it runs under a harness that can rewind
@@ -217,8 +222,14 @@ type seq struct {
 	// A second agent, b1, that captures in the same tree in some
 	// sequences: the tree is then shared, so guarded (RFC 6), and a1's
 	// turn windows that overlap b1's turns are gaps (RFC 7.3).
-	withB1  bool
-	b1Reg   bool
+	withB1 bool
+	b1Reg  bool
+	// A submodule, subPath, in some sequences (submodule_test.go): sub is
+	// it, nil in the others; subRng draws what concerns it, so the other
+	// sequences of a seed are as they were.
+	withSub bool
+	sub     *gittest.Repo
+	subRng  *rand.Rand
 	b1Turns []sharerTurn
 	b1Open  bool
 	b1Caps  int
@@ -244,6 +255,8 @@ type lastRollback struct {
 	before  *disk
 	head    string
 	guarded bool
+	// subBefore is the submodule's files before it (sequences with one).
+	subBefore treeMap
 }
 
 func newSeq(t *testing.T, seed int64, nonUTF8 bool) *seq {
@@ -262,6 +275,8 @@ func newSeq(t *testing.T, seed int64, nonUTF8 bool) *seq {
 		s.keep = 3 + s.rng.Intn(3)
 	}
 	s.withB1 = s.rng.Intn(3) == 0
+	s.subRng = rand.New(rand.NewSource(seed*7919 + 17))
+	s.withSub = s.subRng.Intn(4) == 0
 	return s
 }
 
@@ -331,6 +346,9 @@ func (s *seq) setup() {
 		// A stash entry, which nothing may touch.
 		s.writeFile(".gitignore", ".env\n*.log\nbuild/\n# stashed\n", 0o644)
 		main.Git("stash", "push", "-q", "-m", "the person's stash")
+		if s.withSub && s.kind != "linked" {
+			s.addSubmodule(main)
+		}
 	}
 	if s.kind == "linked" {
 		dir := main.Dir + "-wt"
@@ -353,7 +371,7 @@ func (s *seq) setup() {
 		s.fatalf("OpenTree: %v", err)
 	}
 	s.tree = tr
-	s.logf("setup: %s tree, agent %s, keep %d, unborn %v, second agent %v", s.kind, s.agent, s.keep, unborn, s.withB1)
+	s.logf("setup: %s tree, agent %s, keep %d, unborn %v, second agent %v, submodule %v", s.kind, s.agent, s.keep, unborn, s.withB1, s.sub != nil)
 }
 
 // run is the sequence: steps chosen at random by what is open.
@@ -548,7 +566,7 @@ func (s *seq) walk() *disk {
 func (s *seq) candidates(d *disk) (regular, links, dirs []string) {
 	rs := s.rulesNow()
 	for p, f := range d.Files {
-		if p == ".gitignore" || d.nestedRoot(p) != "" || inGitDir(p) || rs.matches(p) {
+		if p == ".gitignore" || p == ".gitmodules" || d.nestedRoot(p) != "" || inGitDir(p) || rs.matches(p) {
 			continue
 		}
 		if f.Link {
@@ -597,6 +615,28 @@ func (s *seq) fileOp(agent bool) {
 	regular, links, dirs := s.candidates(d)
 	var touched []string
 	desc := ""
+	if s.sub != nil && s.subRng.Intn(5) == 0 {
+		touched, desc = s.subOp(agent)
+	} else {
+		s.fileOpIn(d, regular, links, dirs, &touched, &desc)
+	}
+	if desc == "" {
+		return
+	}
+	s.opsSince++
+	s.logf("%s: %s", who, desc)
+	if agent && len(touched) > 0 && s.rng.Intn(10) < 7 {
+		s.recordEdit(touched)
+	} else if !agent && len(touched) > 0 && s.rng.Intn(15) == 0 {
+		s.recordEdit(touched) // a person's edit record: no turn
+	}
+}
+
+// fileOpIn is fileOp's change in the top repository.
+func (s *seq) fileOpIn(d *disk, regular, links, dirs []string, touchedp *[]string, descp *string) {
+	var touched []string
+	desc := ""
+	defer func() { *touchedp, *descp = touched, desc }()
 	switch op := s.rng.Intn(100); {
 	case op < 18: // create
 		p := s.newPath()
@@ -768,7 +808,13 @@ func (s *seq) fileOp(agent bool) {
 			}
 		}
 	case op < 95: // inside a nested repository
-		if n := s.pick(keys(d.Nested)); n != "" {
+		var nested []string
+		for _, n := range keys(d.Nested) {
+			if s.sub == nil || n != subPath {
+				nested = append(nested, n) // the submodule's changes are subOp's
+			}
+		}
+		if n := s.pick(nested); n != "" {
 			os.WriteFile(filepath.Join(s.abs(n), "inner"+strconv.Itoa(s.rng.Intn(3))+".txt"), []byte(s.content()), 0o644)
 			if s.rng.Intn(2) == 0 {
 				s.nestedCommit(n)
@@ -785,16 +831,6 @@ func (s *seq) fileOp(agent bool) {
 			s.gitOK("rm", "-q", "--cached", "--", ":(literal)"+p)
 			desc = "git rm --cached " + strconv.Quote(p)
 		}
-	}
-	if desc == "" {
-		return
-	}
-	s.opsSince++
-	s.logf("%s: %s", who, desc)
-	if agent && len(touched) > 0 && s.rng.Intn(10) < 7 {
-		s.recordEdit(touched)
-	} else if !agent && len(touched) > 0 && s.rng.Intn(15) == 0 {
-		s.recordEdit(touched) // a person's edit record: no turn
 	}
 }
 

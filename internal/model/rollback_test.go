@@ -30,12 +30,20 @@ type prediction struct {
 	headTo    string
 	S         *expectation
 	before    *disk
+	sub       *subPrediction // the submodule's part (sequences with one)
 }
 
 // classes implements RFC 7.3 on the model's own captures: the windows from
 // T's capture to S, each path's class, and the paths created since the
 // last capture (fresh).
 func (s *seq) classes(c *cpModel, S treeMap, paths map[string]bool) (map[string]string, map[string]bool) {
+	return s.classesOf(c, S, paths, func(e capEvent) treeMap { return e.tree }, "")
+}
+
+// classesOf is classes in one repository: treeOf is what a capture held
+// in it, and prefix what the paths of an edit record inside it start with
+// ("" for the top; an edit record's paths are relative to the top).
+func (s *seq) classesOf(c *cpModel, S treeMap, paths map[string]bool, treeOf func(capEvent) treeMap, prefix string) (map[string]string, map[string]bool) {
 	type point struct {
 		idx          int
 		tree         treeMap
@@ -57,7 +65,7 @@ func (s *seq) classes(c *cpModel, S treeMap, paths map[string]bool) (map[string]
 			broken = true
 			continue
 		}
-		p := point{idx: i, tree: e.tree, reason: e.reason, turn: e.turn, clock: e.clock}
+		p := point{idx: i, tree: treeOf(e), reason: e.reason, turn: e.turn, clock: e.clock}
 		if prev != nil {
 			w := window{from: *prev, to: p, kind: "gap"}
 			switch {
@@ -87,7 +95,7 @@ func (s *seq) classes(c *cpModel, S treeMap, paths map[string]bool) (map[string]
 		named := map[string]bool{}
 		for _, e := range s.edits {
 			if w.kind == "turn" && e.turn == w.turn && e.after >= w.from.idx && e.after < w.to.idx {
-				for _, p := range e.paths {
+				for _, p := range subPaths(e.paths, prefix) {
 					named[p] = true
 				}
 			}
@@ -184,11 +192,15 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		}
 	}
 	gitlink := func(x string) bool { return exp.Tree[x].Mode == "160000" || c.tree[x].Mode == "160000" }
+	p.sub = s.predictSub(c, o, outside)
 	if outside == "refuse" {
 		for _, x := range changes {
 			if class[x] == rollback.ClassOutside && !gitlink(x) {
 				p.outside = append(p.outside, x)
 			}
+		}
+		if p.sub != nil {
+			p.outside = append(p.outside, p.sub.outside...)
 		}
 		if len(p.outside) > 0 {
 			p.code = "conflict.outside_edits"
@@ -594,8 +606,11 @@ func (s *seq) comparePlan(pred *prediction, res *rollback.Result, c *cpModel, o 
 	// The binary's JSON carries a name that is not UTF-8 in path_bytes
 	// (D8), so it reads back byte for byte like the API's.
 	name := func(p string) string { return p }
-	if len(res.Repos) != 1 {
-		s.fatalf("plan has %d repos", len(res.Repos))
+	if len(res.Repos) != s.repoCount() {
+		s.fatalf("plan has %d repos, want %d", len(res.Repos), s.repoCount())
+	}
+	if s.sub != nil {
+		s.compareSubPlan(pred.sub, res.Repos[1], c)
 	}
 	r := res.Repos[0]
 	got := map[string]rollback.File{}
@@ -737,9 +752,13 @@ func (s *seq) runRollback(o rollback.Options, viaBinary bool, env []string) (*ro
 		if repos, ok := cr.Err.Data["repos"].([]any); ok {
 			for _, r := range repos {
 				if m, ok := r.(map[string]any); ok {
+					prefix := ""
+					if repo, _ := m["repo"].(string); repo != "" && repo != checkpoint.TopRepo {
+						prefix = repo + "/"
+					}
 					if ps, ok := m["paths"].([]any); ok {
 						for _, p := range ps {
-							paths = append(paths, fmt.Sprint(p))
+							paths = append(paths, prefix+fmt.Sprint(p))
 						}
 					}
 				}
@@ -764,8 +783,14 @@ func outsideOf(err error) []string {
 		if repos, ok := e.Data["repos"].([]map[string]any); ok {
 			var out []string
 			for _, r := range repos {
+				prefix := ""
+				if repo, _ := r["repo"].(string); repo != "" && repo != checkpoint.TopRepo {
+					prefix = repo + "/"
+				}
 				if ps, ok := r["paths"].([]string); ok {
-					out = append(out, ps...)
+					for _, p := range ps {
+						out = append(out, prefix+p)
+					}
 				}
 			}
 			return out
@@ -819,6 +844,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		}
 	}
 	before := s.userState()
+	subUser := s.subUser()
 	res, code, _ := s.runRollback(o, viaBinary, nil)
 	s.logf("rollback to %s (%s): %s", c.id, map[bool]string{true: "binary", false: "api"}[viaBinary], orOK(code))
 	if code != "" {
@@ -830,6 +856,21 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	if jsonName(fmt.Sprint(res.Repos[0].Files)) != jsonName(fmt.Sprint(plan.Repos[0].Files)) || jsonName(fmt.Sprint(res.Repos[0].Left)) != jsonName(fmt.Sprint(plan.Repos[0].Left)) {
 		s.fatalf("the real call did other than its plan:\n  plan files %v left %v\n  real files %v left %v",
 			plan.Repos[0].Files, plan.Repos[0].Left, res.Repos[0].Files, res.Repos[0].Left)
+	}
+
+	if s.sub != nil {
+		// The submodule: T's files where its plan writes, S's elsewhere;
+		// its HEAD and index as they were.
+		if len(res.Repos) != 2 || jsonName(fmt.Sprint(res.Repos[1].Files)) != jsonName(fmt.Sprint(plan.Repos[1].Files)) ||
+			jsonName(fmt.Sprint(res.Repos[1].Left)) != jsonName(fmt.Sprint(plan.Repos[1].Left)) {
+			s.fatalf("the real call did other than its plan in the submodule:\n  plan %+v\n  real %+v", plan.Repos[1:], res.Repos[1:])
+		}
+		if want, got := s.subAfter(pred.sub, c), s.subTreeNow(); diffTrees(want, got) != nil {
+			s.fatalf("after the rollback to %s the submodule's files are not the plan's:\n%s", c.id, describeTreeDiff(want, got))
+		}
+		if s.subUser() != subUser {
+			s.fatalf("the rollback changed the submodule's HEAD or index")
+		}
 	}
 
 	// The files: T's where the plan writes, absent where it deletes, and
@@ -848,6 +889,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		e := c.tree[p]
 		want[p] = file{Link: e.Mode == "120000", Exec: e.Mode == "100755", Data: s.blob(e.OID)}
 	}
+	s.subFilesAsChecked(want, after)
 	s.sameFiles(&disk{Files: want}, after, pred.files, "after the rollback to "+c.id)
 	// Permission bits (CASES BR-41): a file rewritten with its own git
 	// mode keeps its bits; in an undo (the target is a rollback's safety
@@ -880,6 +922,9 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		[]string{refs.Checkpoint(s.agent, s.maxN+1)})
 	if sc.tree == nil {
 		s.fatalf("no safety checkpoint")
+	}
+	if s.sub != nil {
+		s.checkSubCheckpoint(sc, pred.sub.S, "") // S of the submodule too (invariant 2)
 	}
 	// HEAD, the index, the refs.
 	now := s.userState()
@@ -925,6 +970,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	}
 	s.applyTurn(checkpoint.ReasonRollback, checkpoint.Harness{})
 	ac := s.newCheckpoint(res.After, checkpoint.ReasonRollback, "", through, exp, head, branch, []string{refs.Checkpoint(s.agent, s.maxN+1)})
+	s.checkSubCheckpoint(ac, s.subTreeNow(), "")
 	if st, err := s.tree.Log.Load(); err == nil {
 		big := map[string]bool{}
 		for _, sk := range st.Agents[s.agent].Checkpoint(res.After).Rec.Repos[0].Skipped {
@@ -976,6 +1022,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 				delete(orig.Files, p)
 			}
 		}
+		s.subFilesAsChecked(orig.Files, after)
 		s.sameFiles(orig, after, touched, "after the undo of the rollback to "+s.lastRB.safety)
 		// And with their permission bits: the state before the rollback
 		// exactly (a 0600 file it deleted comes back 0600).
@@ -988,8 +1035,30 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		if s.lastRB.guarded && now.head != s.lastRB.head {
 			s.fatalf("after the undo HEAD is %s, was %s", now.head, s.lastRB.head)
 		}
+		if s.sub != nil {
+			// The submodule is as it was before that rollback, but for
+			// what the undo's plan left there.
+			want := treeMap{}
+			for p, e := range s.lastRB.subBefore {
+				want[p] = e
+			}
+			got := s.subTreeNow()
+			for _, l := range res.Repos[1].Left {
+				if e, ok := got[l.Path]; ok {
+					want[l.Path] = e
+				} else {
+					delete(want, l.Path)
+				}
+			}
+			if diffTrees(want, got) != nil {
+				s.fatalf("after the undo of the rollback to %s the submodule is not as it was:\n%s", s.lastRB.safety, describeTreeDiff(want, got))
+			}
+		}
 	}
 	s.lastRB = &lastRollback{safety: res.Safety, before: pred.before, head: before.head, guarded: s.isGuarded()}
+	if s.sub != nil {
+		s.lastRB.subBefore = pred.sub.S
+	}
 	s.opsSince = 0
 }
 
