@@ -49,6 +49,7 @@ const (
 	// Issue 18's rows (submodules.go).
 	labelStatusSubs = "git status (into submodules)"
 	labelStatusEach = "git status in each repository"
+	labelFloorEach  = "status + rev-parse HEAD in each"
 )
 
 var baselineLegend = [][2]string{
@@ -63,6 +64,7 @@ var baselineLegend = [][2]string{
 	{labelCoSt, "git checkout HEAD -- <the deleted paths>, then one status walk"},
 	{labelStatusSubs, "git status --porcelain -z --untracked-files=all at the top, which runs a status in each submodule to see whether it is dirty"},
 	{labelStatusEach, "that status, --ignore-submodules=dirty, in the top and then in each submodule, one after another"},
+	{labelFloorEach, "that, and git rev-parse HEAD HEAD^{tree} --symbolic-full-name HEAD after each status: one walk and one HEAD a repository"},
 }
 
 // statusCmd is the baseline a capture is held to (issues 2 and 16): the
