@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -720,6 +721,16 @@ func nonNil(s []string) []string {
 // code and, for conflict.outside_edits, the paths it names.
 func (s *seq) runRollback(o rollback.Options, viaBinary bool, env []string) (*rollback.Result, string, []string) {
 	if !viaBinary {
+		// The harness's copy of the conversation (RFC 7.4 step 3) is the
+		// harness package's to make, with the harness's own program; the
+		// model stands in for it with a copy that always works, under the
+		// id the plan chose.
+		o.Rewind = func(_ context.Context, _, _, _, _, newSession, _ string) (string, error) {
+			if newSession == "" {
+				newSession = "model-fork"
+			}
+			return newSession, nil
+		}
 		res, err := rollback.Run(s.ctx, s.tree, o)
 		if err != nil {
 			s.lastErr = err.Error()
@@ -804,6 +815,11 @@ func outsideOf(err error) []string {
 func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *rollback.Result, undo bool) {
 	o.Plan = plan.Plan
 	viaBinary := s.rng.Intn(6) == 0
+	if plan.Conversation.Rewinds {
+		// The binary's rewind runs claude itself, which the model has
+		// not: the API's, with the model's copy (runRollback).
+		viaBinary = false
+	}
 	// An agent may not roll back a guarded tree (RFC 11.4); the person then
 	// does it.
 	if s.isGuarded() && viaBinary && s.rng.Intn(3) == 0 {
