@@ -25,28 +25,37 @@ func TestInterruptedRollbackGoesBackToS(t *testing.T) {
 				t.Run(fmt.Sprintf("%s:%s/guarded=%v", at, sig, guarded), func(t *testing.T) {
 					t.Parallel()
 					f, args, _ := crashScenario(t, guarded)
-					r := f.r
-					before := stateOf(t, r)
-					plan := planOf(t, r, args)
-					real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+at+":"+sig)
-					out := parseOut(t, real)
-					if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
-						t.Fatalf("interrupted at %s: exit %d, want 1 and failed.rollback_undone\n%s%s", at, real.exit, real.stdout, real.stderr)
-					}
-					if !strings.Contains(out.Error.Message, "interrupted") {
-						t.Errorf("the message does not say the rollback was interrupted: %q", out.Error.Message)
-					}
+					before := stateOf(t, f.r)
+					interruptIsUndone(t, f, args, at+":"+sig)
 					// The index of a guarded tree is never written; elsewhere
 					// the way back puts a copy of it back.
-					if d := before.changes(t, r, guarded); d != "" {
+					if d := before.changes(t, f.r, guarded); d != "" {
 						t.Errorf("interrupted at %s, the tree is not as it was:\n%s", at, d)
-					}
-					ended := records(t, r, "rollback.ended")
-					if len(ended) != 1 || ended[0]["ok"] != false || ended[0]["code"] != "failed.rollback_undone" {
-						t.Errorf("rollback.ended: %v", ended)
 					}
 				})
 			}
 		}
+	}
+}
+
+// interruptIsUndone makes the plan of args in f's tree and its real call
+// with the failpoint fp (a step and a signal, step:int): the rollback
+// must end failed.rollback_undone, exit 1, say it was interrupted, and
+// log so. What the tree holds after is the caller's to check.
+func interruptIsUndone(t *testing.T, f *fixture, args []string, fp string) {
+	t.Helper()
+	r := f.r
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+fp)
+	out := parseOut(t, real)
+	if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+		t.Fatalf("interrupted at %s: exit %d, want 1 and failed.rollback_undone\n%s%s", fp, real.exit, real.stdout, real.stderr)
+	}
+	if !strings.Contains(out.Error.Message, "interrupted") {
+		t.Errorf("the message does not say the rollback was interrupted: %q", out.Error.Message)
+	}
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["ok"] != false || ended[0]["code"] != "failed.rollback_undone" {
+		t.Errorf("rollback.ended: %v", ended)
 	}
 }

@@ -37,16 +37,7 @@ func newSlowTree(t *testing.T, n int, guarded bool) *slowTree {
 	t.Helper()
 	f := newFixture(t, guarded)
 	r := f.r
-	aux := t.TempDir()
-	started := filepath.Join(aux, "started")
-	smudge := filepath.Join(aux, "smudge.sh")
-	script := "#!/bin/sh\n: > '" + started + "'\nsleep 0.004\nexec cat\n"
-	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.Git("config", "filter.slow.clean", "cat")
-	r.Git("config", "filter.slow.smudge", smudge)
-	r.Write(".gitattributes", "*.txt filter=slow\n")
+	started := slowFilter(t, r)
 	var paths []string
 	for i := 0; i < n; i++ {
 		p := fmt.Sprintf("d%d/f%03d.txt", i%7, i)
@@ -64,6 +55,24 @@ func newSlowTree(t *testing.T, n int, guarded bool) *slowTree {
 		args = append(args, "--outside", "overwrite")
 	}
 	return &slowTree{f: f, args: args, paths: paths, started: started, before: files(disk(t, r.Dir))}
+}
+
+// slowFilter gives r's *.txt files a smudge filter that takes a few
+// milliseconds a file (.gitattributes written, not committed) and returns
+// the file it creates (outside the tree) when it first runs.
+func slowFilter(t *testing.T, r *gittest.Repo) (started string) {
+	t.Helper()
+	aux := t.TempDir()
+	started = filepath.Join(aux, "started")
+	smudge := filepath.Join(aux, "smudge.sh")
+	script := "#!/bin/sh\n: > '" + started + "'\nsleep 0.004\nexec cat\n"
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("config", "filter.slow.clean", "cat")
+	r.Git("config", "filter.slow.smudge", smudge)
+	r.Write(".gitattributes", "*.txt filter=slow\n")
+	return started
 }
 
 // start plans the rollback and starts its real call, and waits for its
@@ -510,8 +519,20 @@ func TestSaveThroughAFileHeldOpenIsRescued(t *testing.T) {
 func TestSaveInAKilledRollbacksBackupIsRescued(t *testing.T) {
 	t.Parallel()
 	s := newSlowTree(t, 40, false)
+	killedSavesAreRescued(t, s, s.f.r, "git show ")
+}
+
+// killedSavesAreRescued holds open six of s's planned files in repo (the
+// tree's top, or the submodule the rollback writes them in), saves
+// through them while the rollback runs and kills it. The next command
+// must close it as interrupted, name the rescued ref in rollback.ended,
+// say in its warning how to see each save (show, the command before the
+// ref: "git show " or "git -C lib show "), hold each under that ref in
+// repo, and leave no backup directory in repo's git dir.
+func killedSavesAreRescued(t *testing.T, s *slowTree, repo *gittest.Repo, show string) {
+	t.Helper()
 	r := s.f.r
-	held := holdOpen(t, r, s.paths[:6])
+	held := holdOpen(t, repo, s.paths[:6])
 	cmd, _ := s.start(t)
 	saveThrough(t, held)
 	cmd.Process.Kill()
@@ -527,14 +548,14 @@ func TestSaveInAKilledRollbacksBackupIsRescued(t *testing.T) {
 	}
 	for p := range held {
 		want := "held open and saved: " + p + "\n"
-		if got, ok := r.Show(ref, p); !ok || !strings.HasPrefix(got, want) {
-			t.Errorf("%s:%s is %q (%v), want it to begin %q", ref, p, got, ok, want)
+		if got, ok := repo.Show(ref, p); !ok || !strings.HasPrefix(got, want) {
+			t.Errorf("%s:%s in %s is %q (%v), want it to begin %q", ref, p, repo.Dir, got, ok, want)
 		}
-		if !strings.Contains(next.stderr, "git show "+ref+":"+p) {
-			t.Errorf("the warning does not say where the save to %s is:\n%s", p, next.stderr)
+		if !strings.Contains(next.stderr, show+ref+":"+p) {
+			t.Errorf("the warning does not say where the save to %s is (%s%s:%s):\n%s", p, show, ref, p, next.stderr)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(repo.GitDir, "venom", "tmp", "backup-*")); len(left) != 0 {
 		t.Errorf("backup directories left after the rescue, with the safety checkpoint whole: %v", left)
 	}
 }

@@ -68,23 +68,10 @@ func TestInterruptedRollbackOfSubmodulesGoesBackToS(t *testing.T) {
 				t.Run(fmt.Sprintf("%s:%s/guarded=%v", at, sig, guarded), func(t *testing.T) {
 					t.Parallel()
 					f, args, subs := subCrashScenario(t, guarded)
-					r := f.r
 					before := subStateOf(t, f, subs...)
-					plan := planOf(t, r, args)
-					real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT="+at+":"+sig)
-					out := parseOut(t, real)
-					if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
-						t.Fatalf("interrupted at %s: exit %d, want 1 and failed.rollback_undone\n%s%s", at, real.exit, real.stdout, real.stderr)
-					}
-					if !strings.Contains(out.Error.Message, "interrupted") {
-						t.Errorf("the message does not say the rollback was interrupted: %q", out.Error.Message)
-					}
+					interruptIsUndone(t, f, args, at+":"+sig)
 					if d := before.changes(t, f, subs...); d != "" {
 						t.Errorf("interrupted at %s, the tree is not as it was:\n%s", at, d)
-					}
-					ended := records(t, r, "rollback.ended")
-					if len(ended) != 1 || ended[0]["ok"] != false || ended[0]["code"] != "failed.rollback_undone" {
-						t.Errorf("rollback.ended: %v", ended)
 					}
 				})
 			}
@@ -156,16 +143,7 @@ func TestSaveInASubmoduleDuringRollbackIsLeft(t *testing.T) {
 func slowSubTree(t *testing.T, n int) (*slowTree, *gittest.Repo) {
 	t.Helper()
 	f, lib, _ := subFixture(t, false)
-	aux := t.TempDir()
-	started := filepath.Join(aux, "started")
-	smudge := filepath.Join(aux, "smudge.sh")
-	script := "#!/bin/sh\n: > '" + started + "'\nsleep 0.004\nexec cat\n"
-	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lib.Git("config", "filter.slow.clean", "cat")
-	lib.Git("config", "filter.slow.smudge", smudge)
-	lib.Write(".gitattributes", "*.txt filter=slow\n")
+	started := slowFilter(t, lib)
 	var paths []string
 	for i := 0; i < n; i++ {
 		p := fmt.Sprintf("d%d/f%03d.txt", i%7, i)
@@ -262,33 +240,7 @@ func TestSaveThroughAHeldOpenFileInASubmoduleIsRescued(t *testing.T) {
 func TestSaveInAKilledRollbacksSubmoduleBackupIsRescued(t *testing.T) {
 	t.Parallel()
 	s, lib := slowSubTree(t, 40)
-	r := s.f.r
-	held := holdOpen(t, lib, s.paths[:6])
-	cmd, _ := s.start(t)
-	saveThrough(t, held)
-	cmd.Process.Kill()
-	cmd.Wait()
-	next := runBin(t, r.Dir, "git-venom-plan", nil, s.args...)
-	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
-		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
-	}
-	ref, _ := ended[0]["rescued"].(string)
-	if ref == "" {
-		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
-	}
-	for p := range held {
-		want := "held open and saved: " + p + "\n"
-		if got, ok := lib.Show(ref, p); !ok || !strings.HasPrefix(got, want) {
-			t.Errorf("git -C lib show %s:%s is %q (%v), want it to begin %q", ref, p, got, ok, want)
-		}
-		if !strings.Contains(next.stderr, "git -C lib show "+ref+":"+p) {
-			t.Errorf("the warning does not say where the save to lib/%s is:\n%s", p, next.stderr)
-		}
-	}
-	if left, _ := filepath.Glob(filepath.Join(lib.GitDir, "venom", "tmp", "backup-*")); len(left) != 0 {
-		t.Errorf("backup directories left in lib's git dir after the rescue: %v", left)
-	}
+	killedSavesAreRescued(t, s, lib, "git -C lib show ")
 }
 
 // TestPartialFailureNamesTheRepository: the way back fails in lib/in,
