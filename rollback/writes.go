@@ -943,10 +943,12 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	for _, l := range ap.left {
 		kept[l.Path] = true
 	}
-	// What the batch in flight wrote before git failed is ours where it
-	// is the target's entry; what no longer holds what git wrote is not.
-	ap.claimPending(ctx)
-	ap.disownSaves(ctx)
+	// What git wrote, and still holds what it wrote: the batch in flight
+	// when git failed included, and a save made into a written path
+	// before its batch ended excluded.
+	for _, path := range ap.claimOurs(ctx) {
+		kept[path] = true
+	}
 	root := p.tree.Path()
 	var fromS []plumbing.TreeChange
 	for _, c := range p.writes {
@@ -1093,36 +1095,50 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	return "failed.rollback_undone", data
 }
 
-// claimPending adds to wrote the paths of the batch that was being
-// written when git failed whose content is the target's (what git wrote
-// before it stopped).
-func (ap *applier) claimPending(ctx context.Context) {
-	if len(ap.pending) == 0 {
-		return
-	}
-	for path, s := range ap.holding(ctx, ap.pending) {
-		ap.wrote[path] = s
+// claimOurs makes wrote what the way back may undo: the paths git wrote
+// that still hold what git wrote there, the target's entry (through the
+// path's filters, or as the blob is, where a smudge filter failed and git
+// wrote it so; a symlink's target). That takes the batch that was being
+// written when git failed (pending), whose paths have no stamp, and it
+// checks the bytes of every path that has one: a stamp is taken once its
+// whole batch is written, so a person's save made into a path after git
+// wrote it but before the batch ended (in place, by a rename over it, or
+// into a file git created) has its stamp, and would be put back over. A
+// path that is not the target's entry now is someone else's, and is kept
+// (issue 13 item 2, found with a Ctrl-C during a 15,000-path rollback and
+// an editor saving). One that cannot be read is kept too: keeping what
+// git wrote loses nothing (it is the target's), undoing a save would.
+// It returns the paths that had a stamp and are not ours: the way back
+// keeps them, and says so.
+func (ap *applier) claimOurs(ctx context.Context) (theirs []string) {
+	r := ap.plan.tree.Repo
+	pending := map[string]bool{}
+	for _, c := range ap.pending {
+		pending[c.Path] = true
 	}
 	ap.pending = nil
-}
-
-// holding returns, of changes, the paths whose file holds the change's
-// target entry now, judged by content: a regular file's bytes through
-// the path's filters hash to the target blob (`git hash-object
-// --stdin-paths`), a symbolic link points where the target's blob says.
-// Each comes with the stamp its file had when lstat'ed, before it was
-// read. A path that cannot be read or hashed is not in it.
-func (ap *applier) holding(ctx context.Context, changes []plumbing.TreeChange) map[string]stamp {
-	r := ap.plan.tree.Repo
+	var cands []plumbing.TreeChange
+	for _, c := range ap.plan.writes {
+		if _, ok := ap.wrote[c.Path]; ok || pending[c.Path] {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
 	var files []string
 	var links []plumbing.OID
 	st := map[string]stamp{}
-	for _, c := range changes {
+	for _, c := range cands {
 		s, err := ap.w.lstatReal(c.Path)
 		if err != nil {
 			continue
 		}
-		st[c.Path] = stampOf(s)
+		now := stampOf(s)
+		if was, ok := ap.wrote[c.Path]; ok && !was.sameFile(now) {
+			continue // written again since its batch ended
+		}
+		st[c.Path] = now
 		switch {
 		case c.DstMode == "120000" && s.Mode()&fs.ModeSymlink != 0:
 			links = append(links, c.Dst)
@@ -1130,10 +1146,17 @@ func (ap *applier) holding(ctx context.Context, changes []plumbing.TreeChange) m
 			files = append(files, c.Path)
 		}
 	}
-	clean, _ := r.CleanHashes(ctx, files)
+	clean := ap.hashes(ctx, files, r.CleanHashes)
+	var unclean []string
+	for _, c := range cands {
+		if _, ok := st[c.Path]; ok && c.DstMode != "120000" && clean[c.Path] != c.Dst {
+			unclean = append(unclean, c.Path)
+		}
+	}
+	raw := ap.hashes(ctx, unclean, r.RawHashes)
 	targets, _ := r.ReadBlobs(ctx, links)
-	holds := map[string]stamp{}
-	for _, c := range changes {
+	ours := map[string]stamp{}
+	for _, c := range cands {
 		s, ok := st[c.Path]
 		if !ok {
 			continue
@@ -1141,41 +1164,48 @@ func (ap *applier) holding(ctx context.Context, changes []plumbing.TreeChange) m
 		if c.DstMode == "120000" {
 			t, err := os.Readlink(filepath.Join(ap.w.root, filepath.FromSlash(c.Path)))
 			if err == nil && targets != nil && t == string(targets[c.Dst]) {
-				holds[c.Path] = s
+				ours[c.Path] = s
 			}
 			continue
 		}
-		if h, ok := clean[c.Path]; ok && h == c.Dst {
-			holds[c.Path] = s
+		if clean[c.Path] == c.Dst || raw[c.Path] == c.Dst {
+			ours[c.Path] = s
 		}
 	}
-	return holds
+	for path := range ap.wrote {
+		if _, ok := ours[path]; !ok {
+			delete(ap.wrote, path)
+			if _, err := ap.w.lstatReal(path); err == nil {
+				theirs = append(theirs, path)
+			}
+		}
+	}
+	for path, s := range ours {
+		ap.wrote[path] = s
+	}
+	return theirs
 }
 
-// disownSaves drops from wrote each path whose file no longer holds what
-// git wrote there. A batch's stamps are taken once git has written the
-// whole batch, so a save made to one of its files between git's write
-// and that lstat has its stamp recorded as git's; the way back would
-// then put S's file back over the save. The stress test lost 41 saves
-// of one hung-up rollback so (issue 13 item 2). A save whose bytes are
-// the target's own cannot be told from git's write, and loses nothing
-// it did not hold.
-func (ap *applier) disownSaves(ctx context.Context) {
-	var ours []plumbing.TreeChange
-	for _, c := range ap.plan.writes {
-		if _, ok := ap.wrote[c.Path]; ok {
-			ours = append(ours, c)
+// hashes is hash's answer for paths, asking again one path at a time when
+// the whole list fails (one path removed meanwhile fails hash-object), so
+// that one path does not take the others' answers with it. A path with
+// no answer is missing from the map.
+func (ap *applier) hashes(ctx context.Context, paths []string, hash func(context.Context, []string) (map[string]plumbing.OID, error)) map[string]plumbing.OID {
+	if len(paths) == 0 {
+		return nil
+	}
+	if m, err := hash(ctx, paths); err == nil {
+		return m
+	}
+	out := map[string]plumbing.OID{}
+	for _, p := range paths {
+		if m, err := hash(ctx, []string{p}); err == nil {
+			if h, ok := m[p]; ok {
+				out[p] = h
+			}
 		}
 	}
-	if len(ours) == 0 {
-		return
-	}
-	holds := ap.holding(ctx, ours)
-	for _, c := range ours {
-		if s, ok := holds[c.Path]; !ok || !s.sameFile(ap.wrote[c.Path]) {
-			delete(ap.wrote, c.Path)
-		}
-	}
+	return out
 }
 
 // parentsStillDirs checks, after git wrote writes, that each one's parents
