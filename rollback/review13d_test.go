@@ -1,14 +1,17 @@
 package rollback_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 )
 
 // TestWayBackKeepsASaveMadeWhileItsBatchWasWritten: a person's editor
@@ -129,5 +132,137 @@ exec cat
 	// z-last.txt is the rollback's own, and goes back.
 	if got, _ := os.ReadFile(r.Path("z-last.txt")); string(got) != "z two\n" {
 		t.Errorf("z-last.txt after the way back: %q, want S's %q", got, "z two\n")
+	}
+}
+
+// otherDevice is a new directory on another file system than dir's, for a
+// worktree whose git directory (the rollback's backups) is elsewhere: a
+// tmpfs, /dev/shm, where there is one (the test skips where there is not).
+func otherDevice(t *testing.T, dir string) string {
+	t.Helper()
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat("/dev/shm", &b) != nil || a.Dev == b.Dev {
+		t.Skip("no file system other than the test's temporary directory's (/dev/shm)")
+	}
+	d, err := os.MkdirTemp("/dev/shm", "venom-xdev-")
+	if err != nil {
+		t.Skip("/dev/shm is not writable")
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	d, _ = filepath.EvalSymlinks(d)
+	return d
+}
+
+// TestSaveThroughAFileHeldOpenIsRescuedAcrossDevices: as
+// TestSaveThroughAFileHeldOpenIsRescued, in a linked worktree on another
+// file system than its git directory, where the rollback cannot rename a
+// file into its backup directory and copies it instead. A program that
+// had the file open writes into the file whose path the rollback removed
+// after the copy: it used to be lost, with exact true. The rollback holds
+// such a file open until it compares its backups, and keeps the save.
+func TestSaveThroughAFileHeldOpenIsRescuedAcrossDevices(t *testing.T) {
+	t.Parallel()
+	main := gittest.New(t)
+	wtDir := filepath.Join(otherDevice(t, main.Dir), "wt")
+	aux := t.TempDir()
+	started := filepath.Join(aux, "started")
+	smudge := filepath.Join(aux, "smudge.sh")
+	if err := os.WriteFile(smudge, []byte("#!/bin/sh\n: > '"+started+"'\nsleep 0.02\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i := 0; i < 20; i++ {
+		p := fmt.Sprintf("f%02d.txt", i)
+		paths = append(paths, p)
+		main.Write(p, fmt.Sprintf("one %d\n", i))
+	}
+	main.Write(".gitattributes", "*.txt filter=slow\n")
+	main.Commit("init")
+	main.Git("worktree", "add", "-q", wtDir)
+	r := gittest.At(t, wtDir)
+	r.Git("config", "filter.slow.smudge", smudge)
+	f := &fixture{t: t, r: r, agent: "a1"}
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i, p := range paths {
+		r.Write(p, fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	s := &slowTree{f: f, args: []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}, paths: paths, started: started}
+	held := holdOpen(t, r, paths[:6])
+	cmd, out := s.start(t)
+	saveThrough(t, held)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	var res rollbackOut
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]rescuedOut{}
+	for _, rs := range res.Repos[0].Rescued {
+		got[rs.Path] = rs
+	}
+	for p := range held {
+		rs, ok := got[p]
+		if !ok {
+			t.Errorf("the save to %s through a file held open is not in rescued %v", p, res.Repos[0].Rescued)
+			continue
+		}
+		if show, _ := r.Show(rs.Ref, p); !strings.HasPrefix(show, "held open and saved: "+p+"\n") {
+			t.Errorf("%s:%s is %q, not the save", rs.Ref, p, show)
+		}
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with saves through files held open", res.Exact)
+	}
+}
+
+// TestWayBackIsNotPartialForAnEditItNeverCameTo: a person saves into a
+// planned path of a later batch while the rollback writes the first one,
+// and the rollback is interrupted before it comes to that path. The way
+// back undoes all it did: the result is failed.rollback_undone, the save
+// is kept, as it is, and named in kept. It used to judge every planned
+// path against S, and called the tree mixed (failed.rollback_partial,
+// "not as before: <the saved path>"), whose advice then plans to
+// overwrite the save.
+func TestWayBackIsNotPartialForAnEditItNeverCameTo(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	aux := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = p000.txt ]; then printf 'a save\\n' >> '%s/p299.txt'; fi\nexec cat\n", r.Dir)
+	smudge := filepath.Join(aux, "smudge.sh")
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("config", "filter.person.smudge", smudge+" %f")
+	r.Write(".gitattributes", "*.txt filter=person\n")
+	for i := 0; i < 300; i++ {
+		r.Write(fmt.Sprintf("p%03d.txt", i), fmt.Sprintf("one %d\n", i))
+	}
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 300; i++ {
+		r.Write(fmt.Sprintf("p%03d.txt", i), fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.batch-written:int")
+	out := parseOut(t, real)
+	if out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+		t.Fatalf("interrupted after its first batch: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got := r.Read("p299.txt"); got != "two 299\na save\n" {
+		t.Errorf("p299.txt: %q, want the save kept", got)
+	}
+	if kept := fmt.Sprint(out.Error.Data["kept"]); kept != "[p299.txt]" {
+		t.Errorf("kept is %s, want [p299.txt]", kept)
+	}
+	for i := 0; i < 299; i++ {
+		p := fmt.Sprintf("p%03d.txt", i)
+		if got, want := r.Read(p), fmt.Sprintf("two %d\n", i); got != want {
+			t.Errorf("%s after the way back: %q, want S's %q", p, got, want)
+		}
 	}
 }

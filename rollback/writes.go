@@ -64,11 +64,15 @@ type stamp struct {
 	dev, ino   uint64
 	regular    bool
 	executable bool
+	bits       fs.FileMode // permission bits
 }
+
+// perm is the permission bits of the file.
+func (a stamp) perm() fs.FileMode { return a.bits }
 
 func stampOf(st os.FileInfo) stamp {
 	s := stamp{mode: st.Mode().Type(), size: st.Size(), mtime: st.ModTime().UnixNano(),
-		regular: st.Mode().IsRegular(), executable: st.Mode()&0o100 != 0}
+		regular: st.Mode().IsRegular(), executable: st.Mode()&0o100 != 0, bits: st.Mode().Perm()}
 	s.dev, s.ino, s.ctime, _ = plumbing.StatIdentity(st)
 	return s
 }
@@ -116,11 +120,36 @@ type seen struct {
 
 // backup is what the rollback moved out of a path: file is where it is
 // now, st what the baseline saw, copied whether it is a copy (the backup
-// directory is on another device) rather than the file itself.
+// directory is on another device) rather than the file itself. held is,
+// for a copy of a regular file, the file itself, open, once its path is
+// removed: a program that had it open may still write into it, and only
+// this descriptor can read what it wrote (heldCopies); saved is set once
+// such a write was found and copied into file.
 type backup struct {
 	file   string
 	st     stamp
 	copied bool
+	held   *os.File
+	saved  bool
+}
+
+// release closes the file held open behind the backup, if any.
+func (b *backup) release() {
+	if b.held != nil {
+		b.held.Close()
+		b.held = nil
+	}
+}
+
+// maxHeld is how many files a rollback keeps open at most (backup.held),
+// of its limit of open files: the rest is left to git's pipes.
+func maxHeld() int {
+	n := 2048
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur/2 < uint64(n) {
+		n = int(rl.Cur / 2)
+	}
+	return n
 }
 
 // applier carries out the file and HEAD steps and knows how to undo them.
@@ -128,8 +157,10 @@ type applier struct {
 	plan      *plan
 	w         *worktree
 	backupDir string
-	manifest  *os.File                // the backup directory's (checkpoint.ManifestFile)
-	backups   map[string]*backup      // path -> what the rollback moved away from it
+	manifest  *os.File           // the backup directory's (checkpoint.ManifestFile)
+	backups   map[string]*backup // path -> what the rollback moved away from it
+	held      int                // how many backups hold their file open (backup.held)
+	maxHeld   int
 	before    map[string]*seen        // path -> the baseline, for paths S holds
 	src       map[string]plumbing.OID // path -> S's blob there
 	wrote     map[string]stamp        // path -> what git wrote there, once written
@@ -305,9 +336,18 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 	if errors.Is(err, syscall.EXDEV) {
 		b.copied = true
 		var moved bool
-		if moved, err = copyAway(abs, dst, b.st); err == nil && !moved {
+		if ap.held < ap.maxHeld {
+			b.held = holdOpen(abs, b.st)
+		}
+		if moved, err = copyAway(abs, dst, b.st, b.held); err == nil && !moved {
+			if b.held != nil {
+				b.held.Close()
+			}
 			ap.leave(rel, "saved while the rollback ran")
 			return false, nil
+		}
+		if b.held != nil {
+			ap.held++
 		}
 	}
 	if err != nil {
@@ -336,6 +376,7 @@ func (ap *applier) backupDirReady() error {
 		return err
 	}
 	ap.backups = map[string]*backup{}
+	ap.maxHeld = maxHeld()
 	return nil
 }
 
@@ -347,11 +388,35 @@ func (ap *applier) moved(rel, file string, copied bool) checkpoint.Moved {
 	return m
 }
 
+// holdOpen opens the regular file at abs for reading when it is still the
+// file st describes (nil otherwise, or for a symlink).
+func holdOpen(abs string, st stamp) *os.File {
+	if !st.regular {
+		return nil
+	}
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || !stampOf(fi).unchanged(st) {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
 // copyAway copies the file or symlink at abs to dst, and removes abs if
 // it is still the file st describes (else removes the copy and answers
-// false): for a backup directory on another device.
-func copyAway(abs, dst string, st stamp) (bool, error) {
-	if err := copyEntry(abs, dst); err != nil {
+// false): for a backup directory on another device. held, when not nil,
+// is that file open (holdOpen), which the copy is read from.
+func copyAway(abs, dst string, st stamp, held *os.File) (bool, error) {
+	var err error
+	if held != nil {
+		err = copyFrom(held, dst, st.perm())
+	} else {
+		err = copyEntry(abs, dst)
+	}
+	if err != nil {
 		return false, err
 	}
 	if now, err := os.Lstat(abs); err != nil || !stampOf(now).unchanged(st) {
@@ -393,6 +458,46 @@ func copyEntry(src, dst string) error {
 		return err
 	}
 	return os.Chmod(dst, st.Mode().Perm())
+}
+
+// copyFrom copies the bytes of the open file f, from its start, to a new
+// file dst with the permission bits perm.
+func copyFrom(f *os.File, dst string, perm fs.FileMode) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, perm)
+}
+
+// heldCopies looks at each file held open behind a copy (backup.held):
+// one written since it was copied (its size or times changed) has a
+// person's save in it, which only that descriptor can read now that its
+// path is gone. Its bytes replace the copy (saved), so that the way back
+// puts them back and the rescue keeps them. Called before either.
+func (ap *applier) heldCopies() {
+	for _, b := range ap.backups {
+		if b.held == nil {
+			continue
+		}
+		fi, err := b.held.Stat()
+		if err != nil || stampOf(fi).unchanged(b.st) {
+			continue
+		}
+		tmp := b.file + ".saved"
+		os.Remove(tmp)
+		if copyFrom(b.held, tmp, b.st.perm()) == nil && os.Rename(tmp, b.file) == nil {
+			b.saved = true
+		}
+	}
 }
 
 // putBack moves a backup back to abs, replacing what is there (what the
@@ -474,6 +579,9 @@ func (ap *applier) run(ctx context.Context) error {
 	// gets the bits its rollback logged (own first: the first wins).
 	recorded := append(dirsOnly(ap.own), ap.restore...)
 	for start := 0; start < len(p.writes); start += writeBatch {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: move nothing more away
+		}
 		if err := ap.writeOneBatch(ctx, p.writes[start:min(start+writeBatch, len(p.writes))], recorded); err != nil {
 			return err
 		}
@@ -728,9 +836,11 @@ func (ap *applier) rescue(ctx context.Context) {
 		return
 	}
 	p := ap.plan
+	ap.heldCopies()
 	var moved []checkpoint.Moved
 	for path, b := range ap.backups {
-		moved = append(moved, ap.moved(path, b.file, b.copied))
+		// A copy holds no save, unless heldCopies put one there.
+		moved = append(moved, ap.moved(path, b.file, b.copied && !b.saved))
 	}
 	saves := p.tree.SavesAmong(ctx, moved)
 	if len(saves) == 0 {
@@ -749,6 +859,9 @@ func (ap *applier) rescue(ctx context.Context) {
 // cleanup removes the backups (unless a save among them could not be
 // stored) and the copy of the user's index.
 func (ap *applier) cleanup() {
+	for _, b := range ap.backups {
+		b.release()
+	}
 	if ap.manifest != nil {
 		ap.manifest.Close()
 		ap.manifest = nil
@@ -943,12 +1056,30 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	for _, l := range ap.left {
 		kept[l.Path] = true
 	}
+	// What the rollback itself changed: only those paths are its to put
+	// back, and to be judged by. A planned path it never came to that
+	// differs from S now was changed by someone else meanwhile, and is
+	// kept as it is. The batch git was writing when it failed counts
+	// whole: a path of it that is not the target's entry may be git's
+	// write cut short (a full disk) as well as someone's save.
+	touched := map[string]bool{}
+	for _, c := range ap.pending {
+		touched[c.Path] = true
+	}
 	// What git wrote, and still holds what it wrote: the batch in flight
 	// when git failed included, and a save made into a written path
 	// before its batch ended excluded.
 	for _, path := range ap.claimOurs(ctx) {
 		kept[path] = true
 	}
+	for path := range ap.backups {
+		touched[path] = true
+	}
+	for path := range ap.wrote {
+		touched[path] = true
+	}
+	// A save through a file held open behind a copy goes back with it.
+	ap.heldCopies()
 	root := p.tree.Path()
 	var fromS []plumbing.TreeChange
 	for _, c := range p.writes {
@@ -976,6 +1107,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 				errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
 				continue
 			}
+			b.release()
 			delete(ap.backups, rel)
 		case c.SrcMode == "000000":
 			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -1016,6 +1148,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
 			continue
 		}
+		b.release()
 		delete(ap.backups, rel)
 	}
 	perms.apply(ap.w)
@@ -1069,7 +1202,11 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 			}
 			var off []string
 			for _, c := range diff {
-				if planned[c.Path] && !kept[c.Path] {
+				switch {
+				case !planned[c.Path] || kept[c.Path]:
+				case !touched[c.Path]:
+					kept[c.Path] = true
+				default:
 					off = append(off, c.Path)
 				}
 			}
