@@ -102,12 +102,40 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 			undo = append(undo, UndoCommand(a.ID, b.Safety, dir))
 		}
 	}
+	// A rollback the next command closed as interrupted left the tree as
+	// it was when it died, half written, and nothing has been captured
+	// since: the tree is still so, though no rollback is open.
+	var closed, closedUndo []string
+	for _, a := range st.Agents {
+		if a.OpenRollback != nil || len(a.Ended) == 0 {
+			continue
+		}
+		e := a.Ended[len(a.Ended)-1]
+		if e.Code != CodeInterrupted {
+			continue
+		}
+		if l := a.Latest(); l == nil || l.ID() != e.Safety {
+			continue // captured since: the tree moved on
+		}
+		closed = append(closed, fmt.Sprintf("%s to %s (safety %s, in %s)", a.ID, e.Checkpoint, e.Safety, e.Path))
+		dir := ""
+		if e.Path != t.Path() {
+			dir = e.Path
+		}
+		closedUndo = append(closedUndo, UndoCommand(a.ID, e.Safety, dir))
+	}
 	sort.Strings(open)
 	sort.Strings(undo)
-	if len(open) > 0 {
+	sort.Strings(closed)
+	sort.Strings(closedUndo)
+	switch {
+	case len(open) > 0:
 		add("checkpoints.rollbacks", "warn", "the next plan or rollback in that tree closes it as failed.rollback_interrupted; to get the tree back as it was, plan the way back to the safety checkpoint and confirm it: "+strings.Join(undo, "; "),
 			"rollback(s) started and never ended: %s", strings.Join(open, "; "))
-	} else {
+	case len(closed) > 0:
+		add("checkpoints.rollbacks", "warn", "the tree is as the rollback left it when it stopped; to keep it so, take a checkpoint; to get it back as it was, plan the way back to the safety checkpoint and confirm it: "+strings.Join(closedUndo, "; "),
+			"rollback(s) interrupted (failed.rollback_interrupted) and never undone, nothing captured since: %s", strings.Join(closed, "; "))
+	default:
 		add("checkpoints.rollbacks", "ok", "", "no interrupted rollback")
 	}
 

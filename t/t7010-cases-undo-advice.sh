@@ -66,6 +66,26 @@ do
 	'
 done
 
+test_expect_success 'a killed rollback the next plan closed: the doctor still says the tree was never put back, with the command that does it' '
+	setup_guarded closed-killed &&
+	tree_state >"$OUT/tree.before" &&
+	P=$(plan $K1 | jq -r .plan) &&
+	test_expect_code 137 env GIT_VENOM_TEST_FAILPOINT=rollback.written \
+		git venom-rollback --agent $AG $K1 --plan $P --json >/dev/null 2>&1 &&
+	SAFE=$(venom_log | jq -r "select(.type == \"rollback.started\") | .safety") &&
+	# A plan closes it (its warning, which a harness may have swallowed).
+	plan $K1 >/dev/null 2>"$OUT/close.err" &&
+	grep "failed.rollback_interrupted" "$OUT/close.err" &&
+	git venom-doctor --json >"$OUT/doctor.json" &&
+	test_json "$OUT/doctor.json" ".checks[] | select(.id == \"checkpoints.rollbacks\") | .level == \"warn\"" &&
+	DOCTOR=$(jq -r ".checks[] | select(.id == \"checkpoints.rollbacks\") | .fix" "$OUT/doctor.json" | sed "s/.*confirm it: //") &&
+	test "$DOCTOR" = "git venom-plan --agent $AG $SAFE --restore files --outside overwrite" &&
+	run_printed "$DOCTOR" closed &&
+	tree_state >"$OUT/tree.after" && test_cmp "$OUT/tree.before" "$OUT/tree.after" &&
+	git venom-doctor --json >"$OUT/doctor2.json" &&
+	test_json "$OUT/doctor2.json" ".checks[] | select(.id == \"checkpoints.rollbacks\") | .level == \"ok\""
+'
+
 test_expect_success 'the command the doctor prints for an interrupted rollback of another worktree runs it there' '
 	setup_guarded other &&
 	git worktree add -q --detach "../other wt" &&
