@@ -641,8 +641,7 @@ func DotPaths(paths []string) []string {
 // filters (`git hash-object --no-filters`), for comparing what a checkout
 // wrote with the blob it wrote from: they differ when an end-of-line
 // conversion or a smudge filter changed the bytes (CASES BR-35). Paths
-// are relative to the work tree, or absolute (a rollback's backups). Paths
-// holding a newline cannot be passed to --stdin-paths and are left out.
+// are relative to the work tree, or absolute (a rollback's backups).
 func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, error) {
 	return r.hashPaths(ctx, paths, "--no-filters")
 }
@@ -650,7 +649,7 @@ func (r *Repo) RawHashes(ctx context.Context, paths []string) (map[string]OID, e
 // CleanHashes returns the object name each path, relative to the work
 // tree, would get in a capture: its bytes through the clean filter and
 // end-of-line conversion its attributes name (`git hash-object
-// --stdin-paths`), nothing written. Paths holding a newline are left out.
+// --stdin-paths`), nothing written.
 func (r *Repo) CleanHashes(ctx context.Context, paths []string) (map[string]OID, error) {
 	return r.hashPaths(ctx, paths)
 }
@@ -659,17 +658,20 @@ func (r *Repo) CleanHashes(ctx context.Context, paths []string) (map[string]OID,
 // a blob (`git hash-object -w --no-filters`), and returns their names:
 // for bytes that must be kept exactly, whatever the attributes of the
 // path they came from (a save a rollback rescued). Paths are absolute or
-// relative to the work tree; one holding a newline is left out.
+// relative to the work tree.
 func (r *Repo) StoreRaw(ctx context.Context, files []string) (map[string]OID, error) {
 	return r.hashPaths(ctx, files, "-w", "--no-filters")
 }
 
-// hashPaths runs `git hash-object <flags> --stdin-paths` on paths.
+// hashPaths runs `git hash-object <flags> --stdin-paths` on paths; a
+// path holding a newline, which --stdin-paths cannot be given, goes on
+// the command line of a second hash-object instead.
 func (r *Repo) hashPaths(ctx context.Context, paths []string, flags ...string) (map[string]OID, error) {
 	var in bytes.Buffer
-	var asked []string
+	var asked, odd []string
 	for _, p := range paths {
 		if strings.ContainsAny(p, "\n") {
+			odd = append(odd, p)
 			continue
 		}
 		asked = append(asked, p)
@@ -677,19 +679,33 @@ func (r *Repo) hashPaths(ctx context.Context, paths []string, flags ...string) (
 		in.WriteByte('\n')
 	}
 	res := map[string]OID{}
-	if len(asked) == 0 {
-		return res, nil
+	read := func(out []byte, asked []string) error {
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		if len(lines) != len(asked) {
+			return fmt.Errorf("hash-object: %d names for %d paths", len(lines), len(asked))
+		}
+		for i, p := range asked {
+			res[p] = OID(lines[i])
+		}
+		return nil
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in}, append(append([]string{"hash-object"}, flags...), "--stdin-paths")...)
-	if err != nil {
-		return nil, err
+	if len(asked) > 0 {
+		out, err := r.Run(ctx, Options{Stdin: &in}, append(append([]string{"hash-object"}, flags...), "--stdin-paths")...)
+		if err != nil {
+			return nil, err
+		}
+		if err := read(out, asked); err != nil {
+			return nil, err
+		}
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(asked) {
-		return nil, fmt.Errorf("hash-object: %d names for %d paths", len(lines), len(asked))
-	}
-	for i, p := range asked {
-		res[p] = OID(lines[i])
+	if len(odd) > 0 {
+		out, err := r.Run(ctx, Options{}, append(append(append([]string{"hash-object"}, flags...), "--"), odd...)...)
+		if err != nil {
+			return nil, err
+		}
+		if err := read(out, odd); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
