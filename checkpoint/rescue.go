@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/venom-org/git-venom/internal/failpoint"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
 	"github.com/venom-org/git-venom/refs"
@@ -180,24 +182,45 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 		}
 		entries[m.Path] = &plumbing.Entry{Mode: mode}
 	}
-	oids, err := r.StoreRaw(ctx, files)
-	if err != nil || len(oids) != len(files) {
-		return byFile()
-	}
-	var objs []plumbing.OID
 	var paths []string
-	for i, m := range saves {
-		entries[m.Path].OID = oids[files[i]]
-		objs = append(objs, oids[files[i]])
+	for _, m := range saves {
 		paths = append(paths, m.Path)
-	}
-	tree, err := r.EditTree(ctx, plumbing.OID(safety.Tree), entries)
-	if err != nil {
-		return byFile()
 	}
 	msg := fmt.Sprintf("venom: %d save(s) made during the rollback of %s to %s\n\nThe safety checkpoint %s with the files a person saved while the rollback\nran, which it had replaced: %s\n",
 		len(saves), agent, target, safetyID, strings.Join(paths, ", "))
-	commit, err := r.CommitTree(ctx, tree, plumbing.OID(safety.Commit), msg)
+	// write stores the blobs, the tree and the commit (again: git writes
+	// what is missing, and keeps what is there), and returns the commit
+	// and the names of every object it must reach: the blobs, the commit,
+	// its tree and each tree on the way to a save.
+	write := func() (plumbing.OID, []plumbing.OID, error) {
+		oids, err := r.StoreRaw(ctx, files)
+		if err != nil || len(oids) != len(files) {
+			return "", nil, fmt.Errorf("storing the saves: %v", err)
+		}
+		var objs []plumbing.OID
+		dirs := map[string]bool{}
+		for i, m := range saves {
+			entries[m.Path].OID = oids[files[i]]
+			objs = append(objs, oids[files[i]])
+			for d := path.Dir(m.Path); d != "." && !strings.Contains(d, "\n"); d = path.Dir(d) {
+				dirs[d] = true
+			}
+		}
+		tree, err := r.EditTree(ctx, plumbing.OID(safety.Tree), entries)
+		if err != nil {
+			return "", nil, err
+		}
+		commit, err := r.CommitTree(ctx, tree, plumbing.OID(safety.Commit), msg)
+		if err != nil {
+			return "", nil, err
+		}
+		objs = append(objs, commit, tree)
+		for d := range dirs {
+			objs = append(objs, plumbing.OID(string(tree)+":"+d)) // cat-file takes <tree>:<path> too
+		}
+		return commit, objs, nil
+	}
+	commit, objs, err := write()
 	if err != nil {
 		return byFile()
 	}
@@ -213,10 +236,33 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 		}
 		ref = fmt.Sprintf("%s-%d", refs.Rescued(agent, n), i)
 	}
+	failpoint.Hit("rescue.ref-created")
 	// A gc beside the rollback may prune these as it may the safety
-	// checkpoint's: the files stay until these are found whole.
-	if missing, err := r.Missing(ctx, append(objs, commit, tree)); err != nil || len(missing) > 0 {
-		return byFile()
+	// checkpoint's: one that began before the ref existed can still
+	// remove what the ref reaches (a tree on the way to a save, say; the
+	// stress test of make fuzz-long saw a rescued ref whose tree was
+	// gone). The files stay until all of it is found whole; what is
+	// missing is written again, and the ref moved to it, a few times.
+	for try := 0; ; try++ {
+		missing, err := r.Missing(ctx, objs)
+		if err == nil && len(missing) == 0 {
+			break
+		}
+		if try == 3 {
+			r.UpdateRef(ctx, ref, "", commit, "venom: a rescue that a gc pruned")
+			return byFile()
+		}
+		next, nobjs, err := write()
+		if err != nil {
+			r.UpdateRef(ctx, ref, "", commit, "venom: a rescue that a gc pruned")
+			return byFile()
+		}
+		if next != commit {
+			if err := r.UpdateRef(ctx, ref, next, commit, "venom: saves made during a rollback"); err != nil {
+				return byFile()
+			}
+		}
+		commit, objs = next, nobjs
 	}
 	for _, m := range saves {
 		out = append(out, Rescued{Path: m.Path, Blob: string(entries[m.Path].OID), Ref: ref})

@@ -899,6 +899,18 @@ func (r *Repo) CreateRef(ctx context.Context, ref string, oid OID, reason string
 	return err
 }
 
+// UpdateRef moves ref from old to oid, as a compare-and-swap (`git
+// update-ref <ref> <oid> <old>`); with oid "" it deletes ref if it still
+// names old. It fails if ref does not name old.
+func (r *Repo) UpdateRef(ctx context.Context, ref string, oid, old OID, reason string) error {
+	if oid == "" {
+		_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, "-d", ref, string(old))
+		return err
+	}
+	_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, ref, string(oid), string(old))
+	return err
+}
+
 // ResolveRefs returns the commit each ref names; a missing ref maps to "".
 // One for-each-ref call serves any number of refs.
 func (r *Repo) ResolveRefs(ctx context.Context, prefix string) (map[string]OID, error) {

@@ -734,3 +734,56 @@ func TestRollbackWithTheGitDirOnAnotherFileSystem(t *testing.T) {
 		t.Errorf("l is %q (%v), want the symbolic link to d/f0.txt", target, err)
 	}
 }
+
+// pruneRescuedTrees deletes the loose trees below the root of the
+// rescued commit that no other ref reaches, as a gc --prune=now that
+// began before the ref existed can.
+const pruneRescuedTrees = `set -e
+c=$(git for-each-ref --format='%(objectname)' refs/venom/rescued/ | head -n 1)
+others=$(git for-each-ref --format='%(objectname)' | grep -v "^$c\$" || true)
+objs=$(git rev-parse --git-path objects)
+git rev-list --objects "$c" --not $others | while read -r oid name; do
+	if [ -n "$name" ] && [ "$(git cat-file -t "$oid")" = tree ]; then
+		rm -f "$objs/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)"
+	fi
+done
+`
+
+// TestRescueWhoseTreesAGcPrunedIsWrittenAgain: a gc beside the rollback
+// that prunes the trees on the way to the rescued saves once their ref
+// exists (here a failpoint right after the ref is created does it) does
+// not leave a rescued ref that cannot be read: what is missing is written
+// again, and the ref reaches every save. The old check asked for the
+// blobs, the commit and its root tree only, so it called such a rescue
+// stored and removed the backups: the stress test (seed 20060) met a
+// rescued ref whose tree was gone.
+func TestRescueWhoseTreesAGcPrunedIsWrittenAgain(t *testing.T) {
+	t.Parallel()
+	s := newSlowTree(t, 40, false)
+	r := s.f.r
+	held := holdOpen(t, r, s.paths[:6])
+	cmd, out := s.start(t, "GIT_VENOM_TEST_FAILPOINT=rescue.ref-created:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneRescuedTrees)
+	saveThrough(t, held)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	var res rollbackOut
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Repos[0].Rescued) != len(held) {
+		t.Fatalf("rescued %v, want the %d saves", res.Repos[0].Rescued, len(held))
+	}
+	ref := res.Repos[0].Rescued[0].Ref
+	if ref == "" {
+		t.Fatalf("the saves were not stored under a ref: %v", res.Repos[0].Rescued)
+	}
+	if bad := brokenSafety(r, ref); bad != "" {
+		t.Fatalf("the rescued ref is not whole: %s", bad)
+	}
+	for p := range held {
+		if show, ok := r.Show(ref, p); !ok || !strings.HasPrefix(show, "held open and saved: "+p+"\n") {
+			t.Errorf("%s:%s is %q (%v), want the save", ref, p, show, ok)
+		}
+	}
+}

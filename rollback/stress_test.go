@@ -269,7 +269,7 @@ func stressRound(t *testing.T, seed int64, c *stressCounts) {
 		b, _ := os.ReadFile(r.Path(s.path))
 		switch {
 		case strings.Contains(string(b), s.marker):
-		case strings.Contains(kept[s.path], s.marker):
+		case strings.Contains(kept[s.path], s.marker), strings.Contains(kept[""], s.marker):
 			c.Rescued++
 		default:
 			c.Lost++
@@ -293,7 +293,10 @@ func orOKCode(code string, died bool) string {
 }
 
 // rescuedContent is what every ref under refs/venom/rescued/ holds, by
-// path (the contents of a path in several refs joined).
+// path (the contents of a path in several refs joined), and, under "",
+// the files of the backup directories kept (a save that could not be
+// stored is named by its file there). A rescued ref that cannot be read
+// is an error: its saves are then lost.
 func rescuedContent(t *testing.T, r *gittest.Repo) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -301,14 +304,24 @@ func rescuedContent(t *testing.T, r *gittest.Repo) map[string]string {
 		if !strings.HasPrefix(ref, "refs/venom/rescued/") {
 			continue
 		}
-		safety := r.Line("rev-parse", ref+"^")
-		for _, p := range strings.Split(r.Git("diff-tree", "-r", "--name-only", "-z", safety, ref), "\x00") {
+		names, err := r.GitErr("diff-tree", "-r", "--name-only", "-z", ref+"^", ref)
+		if err != nil {
+			t.Errorf("the rescued ref %s cannot be read: %v", ref, err)
+			continue
+		}
+		for _, p := range strings.Split(names, "\x00") {
 			if p == "" {
 				continue
 			}
 			if got, ok := r.Show(ref, p); ok {
 				out[p] += got
 			}
+		}
+	}
+	kept, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*", "*"))
+	for _, f := range kept {
+		if b, err := os.ReadFile(f); err == nil {
+			out[""] += string(b)
 		}
 	}
 	return out
