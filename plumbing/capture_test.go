@@ -670,6 +670,34 @@ func TestBR15SplitIndex(t *testing.T) {
 	}
 }
 
+// TestCaptureIgnoreStat: with core.ignoreStat, git marks what update-index
+// stages assume-unchanged and then trusts it without looking; a capture
+// still takes every changed file's content, on the tree-editing way (the
+// entries it seeds from the base tree) and on the full one. Without the
+// pin both changed files kept HEAD's content on the tree-editing way.
+func TestCaptureIgnoreStat(t *testing.T) {
+	t.Parallel()
+	for _, way := range []string{"tree edit", "full index"} {
+		t.Run(way, func(t *testing.T) {
+			t.Parallel()
+			r := gittest.New(t)
+			r.Write("d/f", "content 0\n")
+			r.Write("g", "content 0\n")
+			r.Commit("init")
+			r.Git("config", "core.ignoreStat", "true")
+			if way == "full index" {
+				r.Git("config", "core.fileMode", "false")
+			}
+			r.Write("d/f", "unstaged change\n")
+			r.Write("g", "staged, then changed\n")
+			r.Git("add", "g") // marked assume-unchanged by git itself
+			r.Write("g", "staged, then changed again\n")
+			snap := capture(t, r, plumbing.CaptureOptions{})
+			assertTree(t, r, snap.Tree, map[string]want{"d/f": file("unstaged change\n"), "g": file("staged, then changed again\n")})
+		})
+	}
+}
+
 // TestBR34SafeCRLF: core.safecrlf=true with autocrlf makes `git add` fatal;
 // the capture pins it off and works, and the user's repository stays
 // healthy.

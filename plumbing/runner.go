@@ -58,6 +58,12 @@ var pins = []string{
 	// venom reads to build a checkpoint or a plan would otherwise put the
 	// replacement's entries in a checkpoint of files that never held them.
 	"core.useReplaceRefs=false",
+	// core.ignoreStat makes update-index mark what it stages (--cacheinfo,
+	// --index-info, a path) assume-unchanged, and git then trusts such an
+	// entry without looking at the file: a capture that stages a changed
+	// file over the entry it seeded from a tree kept the tree's blob (RFC
+	// 4: assume-unchanged paths are captured with the work tree's content).
+	"core.ignoreStat=false",
 }
 
 // Error is a failed git command: the arguments it ran with (pins left out),
