@@ -170,18 +170,28 @@ func copyKeepMtime(src, dst string) (os.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st, copyOpenKeepMtime(in, dst)
+}
+
+// copyOpenKeepMtime copies the open file in, from its start, to a new
+// file dst, keeping in's mtime.
+func copyOpenKeepMtime(in *os.File, dst string) error {
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
-		return nil, err
+		return err
 	}
 	if err := out.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	return st, os.Chtimes(dst, st.ModTime(), st.ModTime())
+	return os.Chtimes(dst, st.ModTime(), st.ModTime())
 }
 
 // HeadState returns the commit HEAD names ("" when unborn) and the branch
@@ -234,12 +244,20 @@ func (r *Repo) headState(ctx context.Context, withTree bool) (head OID, branch s
 // timeout.
 func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error) {
 	read := time.Now()
-	idx, indexStat, err := r.privateCopy("capture", r.RealIndex())
-	if err != nil {
-		return nil, err
+	// The private index is a copy of the user's index, or of its status
+	// index when a capture of this same index file left one (kept.go):
+	// the same entries, with stat data git refreshed since.
+	in, err := os.Open(r.RealIndex())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("copying the index to a private one: %w", err)
 	}
-	defer RemovePrivateIndex(idx)
-	failpoint.Hit("capture.index-copied")
+	var indexStat os.FileInfo
+	if in != nil {
+		defer in.Close()
+		if indexStat, err = in.Stat(); err != nil {
+			return nil, fmt.Errorf("copying the index to a private one: %w", err)
+		}
+	}
 	// The cache entry for this index file, if any; store is what this
 	// capture learnt about it, written when the capture ends, whether it
 	// succeeds or fails (too large, a failed step): it is true of the index
@@ -249,6 +267,33 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if keyed {
 		cached = r.loadIndexCache(key)
 	}
+	// The status index is used only where it was made under the
+	// configuration of now (keptEnvID: a clean filter changed since would
+	// make other blobs of files its stat data calls unchanged).
+	var statusName string
+	if keyed {
+		statusName = statusIndexName(key, r.keptEnvID())
+	}
+	src := in
+	fromStatus := false
+	if cached != nil && cached.Status != "" && cached.Status == statusName {
+		if k, err := os.Open(filepath.Join(r.keptDir(), cached.Status)); err == nil {
+			defer k.Close()
+			src, fromStatus = k, true
+			r.trace.printf("capture: from the status index %s", cached.Status)
+		}
+	}
+	idx, err := r.PrivateIndex("capture")
+	if err != nil {
+		return nil, err
+	}
+	defer RemovePrivateIndex(idx)
+	if src != nil {
+		if err := copyOpenKeepMtime(src, idx); err != nil {
+			return nil, fmt.Errorf("copying the index to a private one: %w", err)
+		}
+	}
+	failpoint.Hit("capture.index-copied")
 	defer func() {
 		if store == nil || ctx.Err() != nil {
 			return
@@ -301,18 +346,37 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	assumed := ans.AssumeUnchanged
 	gitlinks := ans.Gitlinks
 	snap.IndexAttributes = ans.Attributes
-	if len(assumed) > 0 {
+	clearAssumed := func() error {
+		if len(assumed) == 0 {
+			return nil
+		}
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(assumed))},
 			"update-index", "-z", "--no-assume-unchanged", "--stdin"); err != nil {
-			return nil, fmt.Errorf("clearing assume-unchanged in the private index: %w", err)
+			return fmt.Errorf("clearing assume-unchanged in the private index: %w", err)
 		}
+		return nil
+	}
+	if err := clearAssumed(); err != nil {
+		return nil, err
 	}
 
-	// Step 3: the one walk. GIT_OPTIONAL_LOCKS=0 keeps status from
-	// rewriting the private index just to refresh stat data. Beside it,
-	// directories the index tracks are looked at for a repository status
-	// would walk into: all of them when the index's answer was asked of
-	// git now, else those the cache remembers holding one (nested.go).
+	// Step 3: the one walk. Where the private index can be kept as the
+	// status index of this index file (it settled, and no entry has bits
+	// the copy changes or git's reading of it does), status may rewrite it
+	// to refresh stat data, and a rewritten copy is kept (kept.go);
+	// elsewhere GIT_OPTIONAL_LOCKS=0 keeps status from rewriting it for
+	// nothing. Never with a submodule: status runs a status in it, which
+	// would then rewrite the submodule's own index (the variable is what
+	// stops it, and it goes to that child too).
+	keep := keyed && key.settled(read) && len(ans.AssumeUnchanged) == 0 && len(ans.SkipWorktree) == 0 && len(ans.Gitlinks) == 0
+	stEnv := env
+	if !keep {
+		stEnv = append(env, "GIT_OPTIONAL_LOCKS=0")
+	}
+	// Beside it, directories the index tracks are looked at for a
+	// repository status would walk into: all of them when the index's
+	// answer was asked of git now, else those the cache remembers holding
+	// one (nested.go).
 	full := cached == nil
 	first := ans.Dirs
 	if !full {
@@ -326,17 +390,75 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// (a status child per submodule) would be a second walk.
 		ignoreSubs = "--ignore-submodules=dirty"
 	}
-	stOut, err := r.Run(ctx, Options{Env: append(env, "GIT_OPTIONAL_LOCKS=0")},
-		"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
-		ignoreSubs)
+	// walk runs status; rewritten says that it replaced the private index.
+	walk := func() (status []Status, rewritten bool, err error) {
+		before, _ := os.Stat(idx)
+		out, err := r.Run(ctx, Options{Env: stEnv},
+			"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
+			ignoreSubs)
+		if err != nil {
+			return nil, false, &walkError{err}
+		}
+		after, err := os.Stat(idx)
+		rewritten = err == nil && (before == nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()))
+		status, err = ParseStatusV2(out)
+		return status, rewritten, err
+	}
+	status, rewritten, err := walk()
+	// The status index was made when the work tree's attributes files
+	// were the index's (none was listed); one listed now is a change
+	// since, under which its stat data may call a file unchanged that now
+	// cleans to other bytes. Nor does a status index git cannot read fail
+	// the capture (any other failure of the walk does, as without one).
+	// Either way the walk is made again from the user's index, and the
+	// status index is dropped.
+	if fromStatus && ctx.Err() == nil && (indexUnreadable(err) || (err == nil && attrsChanged(statusPaths(status)))) {
+		r.trace.printf("capture: the walk from the status index %s cannot stand (%v); again from the user's index", cached.Status, err)
+		os.Remove(filepath.Join(r.keptDir(), cached.Status))
+		fromStatus = false
+		RemovePrivateIndex(idx)
+		if _, err := in.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("copying the index to a private one: %w", err)
+		}
+		if err := copyOpenKeepMtime(in, idx); err != nil {
+			return nil, fmt.Errorf("copying the index to a private one: %w", err)
+		}
+		if err := clearAssumed(); err != nil {
+			return nil, err
+		}
+		status, rewritten, err = walk()
+	}
 	hiddenDirs := <-hiddenc
-	if err != nil {
-		return nil, fmt.Errorf("walking the tree: %w", err)
+	var we *walkError
+	if errors.As(err, &we) {
+		return nil, fmt.Errorf("walking the tree: %w", we.error)
 	}
 	failpoint.Hit("capture.status-done")
-	status, err := ParseStatusV2(stOut)
 	if err != nil {
 		return nil, err
+	}
+	if keyed {
+		// The status index for the captures of this index to come: this
+		// walk's private index when status refreshed it, else the one it
+		// started from; none while an attributes file differs from the
+		// index's.
+		want := ""
+		switch {
+		case !keep || attrsChanged(statusPaths(status)):
+		case rewritten:
+			if want = r.keepStatusIndex(idx, statusName); want != "" {
+				r.trace.printf("capture: status refreshed the private index; kept as %s", want)
+			}
+		case fromStatus:
+			want = cached.Status
+		}
+		if store == nil && cached.Status != want {
+			c := *cached
+			store = &c
+		}
+		if store != nil {
+			store.Status = want
+		}
 	}
 	if !full {
 		// And the tracked directories above each path status lists: a
@@ -369,6 +491,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		return mapped[p]
 	}
 	var update, removed []string
+	var newest time.Time // the latest mtime of update's paths
 	var sizes []sized
 	var indexInfo bytes.Buffer
 	var infoPaths []string // the paths of indexInfo's records
@@ -466,6 +589,9 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			snap.Bytes += st.Size()
 			sizes = append(sizes, sized{s.Path, st.Size()})
 		}
+		if st.ModTime().After(newest) {
+			newest = st.ModTime()
+		}
 		update = append(update, s.Path)
 	}
 	if o.MaxTotalBytes > 0 && snap.Bytes > o.MaxTotalBytes {
@@ -555,12 +681,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// paths that changed (treeEditor, issue 3). A failure to read the
 		// work tree fails the capture as it would the full way; one of
 		// the editor itself (an object gone from base) takes the full way.
-		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links)
+		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
 		for try := 1; err != nil && IsObjectRace(err) && try < objectWriteTries && sleepCtx(ctx, retryWait(try)); try++ {
 			// mktree met a concurrent gc (objectrace.go); its session
 			// cannot be run again by Run, so the edit is.
 			r.trace.printf("editing the tree met a concurrent gc: edit %d of %d", try+1, objectWriteTries)
-			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links)
+			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
 		}
 		var se *stageError
 		switch {
@@ -625,13 +751,40 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 // they would be in a copy of the whole index (Repo.stage, treeEditor),
 // and the nested repositories' entries, links, set last (a gitlink
 // replaces whatever base has at its path; dropTree removes it). With no
-// path to read, no index is made.
-func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry) (OID, error) {
-	ed, err := r.editTree(ctx, base)
+// path to read, no index is made. The stage index the last capture
+// kept, if any, is where staging starts, and this one's is kept for the
+// next (kept.go).
+func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
+	kept := r.loadKeptStage()
+	tree, err := r.editCaptureFrom(ctx, kept, base, update, removed, info, infoPaths, links, newest)
+	var se *stageError
+	if err != nil && kept != nil && ctx.Err() == nil && (!errors.As(err, &se) || indexUnreadable(err)) {
+		// What the last capture kept may be what git fails on (a damaged
+		// file, a blob a gc pruned that mktree refuses): it is dropped,
+		// and the edit made without it. Not a failure to read the work
+		// tree (a clean filter that fails): that fails the capture, as
+		// without a kept index.
+		r.trace.printf("capture: the edit from the kept stage index failed (%v); again without it", err)
+		r.dropKeptStage()
+		tree, err = r.editCaptureFrom(ctx, nil, base, update, removed, info, infoPaths, links, newest)
+	}
+	return tree, err
+}
+
+// editCaptureFrom is editCapture, staging from the kept stage index kept
+// (nil: none).
+func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
+	ed, err := r.editTreeLazy(ctx, base, kept == nil)
 	if err != nil {
 		return "", err
 	}
 	defer ed.close()
+	ed.keep, ed.kept, ed.newest = true, kept, newest
+	defer func() {
+		if ed.stageIdx != "" {
+			RemovePrivateIndex(ed.stageIdx)
+		}
+	}()
 	changes := map[string]*Entry{}
 	if len(update) > 0 || len(info) > 0 {
 		if changes, err = r.stage(ctx, ed, update, removed, info, infoPaths); err != nil {
@@ -647,7 +800,52 @@ func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []stri
 		changes[p] = e
 	}
 	failpoint.Hit("capture.index-updated")
-	return ed.write(changes)
+	// The same changes on the same base as the capture that kept the
+	// stage index make the same tree: it is not written again, once git
+	// says it is still there (a tree no checkpoint holds may have gone
+	// with a gc; git prunes an object with all it reaches, or keeps them,
+	// so the tree there means its blobs are). Elsewhere mktree checks
+	// that every object it is given is there, those of the kept entries
+	// included.
+	digest := changesDigest(changes)
+	var tree OID
+	if m := kept; m != nil && m.Memo.Base == base && m.Memo.Digest == digest && m.Memo.Tree != "" {
+		if typ, err := r.Line(ctx, Options{NoWorkTree: true}, "cat-file", "-t", string(m.Memo.Tree)); err == nil && typ == "tree" {
+			tree = m.Memo.Tree
+			r.trace.printf("capture: the tree of the same changes, %s", tree)
+		}
+	}
+	if tree == "" {
+		if tree, err = ed.write(changes); err != nil {
+			return "", err
+		}
+	} else if err := ed.close(); err != nil {
+		return "", err
+	}
+	if ed.next != nil {
+		ed.next.Memo = stageMemo{Base: base, Digest: digest, Tree: tree}
+		if !ed.same || ed.next.Memo != kept.Memo {
+			if r.storeKeptStage(ed.stageIdx, ed.next) {
+				ed.stageIdx = "" // kept: not removed as the edit ends
+			}
+		}
+	}
+	return tree, nil
+}
+
+// walkError is a failure of the status walk itself, told apart from one
+// to parse what it printed.
+type walkError struct{ error }
+
+func (e *walkError) Unwrap() error { return e.error }
+
+// statusPaths lists the paths of status's entries.
+func statusPaths(status []Status) []string {
+	paths := make([]string, len(status))
+	for i, s := range status {
+		paths[i] = strings.TrimSuffix(s.Path, "/")
+	}
+	return paths
 }
 
 type sized struct {

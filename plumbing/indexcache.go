@@ -32,7 +32,7 @@ import (
 
 // indexCacheVersion is the format of index-cache.json; a file of any other
 // version is a miss.
-const indexCacheVersion = 3
+const indexCacheVersion = 4
 
 // indexSettle is how old, in both mtime and ctime, the index must be
 // when a capture reads it for the capture to store answers about it.
@@ -261,6 +261,10 @@ type indexCache struct {
 	// found holding a .git (nested.go), sorted: the captures after look
 	// at them again without looking at every directory.
 	Hidden []string
+	// Status, when not "", is the file name in keptDir of this index's
+	// status index (kept.go), used only while it is statusIndexName of
+	// the key and the configuration of the moment.
+	Status string
 }
 
 // indexCacheFile is index-cache.json. The path lists are NUL-terminated
@@ -277,6 +281,7 @@ type indexCacheFile struct {
 	Tree            OID      `json:"tree,omitempty"`
 	Dirs            []byte   `json:"dirs,omitempty"`
 	Hidden          []byte   `json:"hidden,omitempty"`
+	Status          string   `json:"status,omitempty"`
 }
 
 // indexCachePath is the worktree's index cache file (indexcache.go).
@@ -367,6 +372,10 @@ func readIndexCache(path string, key indexKey) (c *indexCache, why string) {
 		return nil, "corrupt tree"
 	}
 	c.Tree = f.Tree
+	if f.Status != "" && !validKeptName(f.Status, "status-") {
+		return nil, "corrupt status"
+	}
+	c.Status = f.Status
 	c.Answer.Attributes = f.Attributes
 	return c, ""
 }
@@ -387,6 +396,7 @@ func (r *Repo) storeIndexCache(c *indexCache) error {
 		Tree:            c.Tree,
 		Dirs:            NulList(c.Answer.Dirs),
 		Hidden:          NulList(c.Hidden),
+		Status:          c.Status,
 	}
 	var links bytes.Buffer
 	for p, oid := range c.Answer.Gitlinks {

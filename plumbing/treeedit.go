@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A tree edit makes the tree that is a base tree with some paths changed,
@@ -77,6 +80,16 @@ type treeEditor struct {
 	hexLen  int
 	names   map[OID]map[string]treeItem // trees' entries by name, for lookup
 	buf     []byte                      // cat-file's answer being read
+	// keep, set by the caller, makes stage start from the kept stage
+	// index kept (nil: none) and leave a copy of its own index at
+	// stageIdx (pendKeptStage) with its description next, for the caller
+	// to keep or remove (kept.go).
+	keep     bool
+	kept     *keptStage
+	stageIdx string
+	next     *keptStage
+	same     bool      // next is kept as it is
+	newest   time.Time // the latest mtime of the paths staged, as the caller saw them
 }
 
 // editTree returns an editor of base, a tree's full hex name. Its mktree,
@@ -84,7 +97,16 @@ type treeEditor struct {
 // in the background, so that their start overlaps the work before their
 // first use.
 func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
+	return r.editTreeLazy(ctx, base, true)
+}
+
+// editTreeLazy is editTree, starting its processes only when first needed
+// unless eager.
+func (r *Repo) editTreeLazy(ctx context.Context, base OID, eager bool) (*treeEditor, error) {
 	ed := &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), names: map[OID]map[string]treeItem{}}
+	if !eager {
+		return ed, nil
+	}
 	if _, ok := r.trees.get(base); !ok {
 		if _, err := ed.session(&ed.cat, "cat-file", "--batch"); err != nil {
 			return nil, err
@@ -161,6 +183,9 @@ func (c *treeCache) put(oid OID, list []treeItem) {
 // parent directories), so that lookup of them asks git nothing more: one
 // batch of requests per level of depth, not one request per tree.
 func (ed *treeEditor) prefetch(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
 	root := &editNode{}
 	for _, p := range paths {
 		if !validTreePath(p) {
@@ -672,9 +697,6 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
-	if err := ed.prefetch(paths); err != nil {
-		return nil, err
-	}
 	skip := map[string]bool{} // removed, or staged as one of paths
 	for _, p := range without {
 		skip[p] = true
@@ -682,17 +704,58 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	for _, p := range paths {
 		skip[p] = true
 	}
-	var seed []TreeChange // Path, DstMode, Dst: an entry the index starts with
-	// The paths' own entries: update-index decides a path that is now a
-	// directory by the entry it had (removed; a gitlink kept up to date),
-	// and fails on one it never had.
-	for _, p := range paths {
-		e, err := ed.lookup(p)
-		if err != nil {
-			return nil, err
+	// The index starts as the stage index the last capture kept, when
+	// there is one (kept.go): its entries of paths staged again keep the
+	// stat data that spares git hashing an unchanged file again. Those of
+	// other paths go, and its attributes files too unless it was made on
+	// the same base; what it lacks is seeded below.
+	// Only on the same base (its attributes files are the index's), when
+	// no attributes file is among the paths now or was then (what the
+	// entries were hashed under would differ), and the configuration and
+	// attributes files outside the tree are as they were (keptEnvID).
+	taint := attrsChanged(paths) || attrsChanged(without)
+	envID := r.keptEnvID()
+	ks := ed.kept
+	if ks != nil && (ks.Base != ed.base || ks.Tainted || taint || ks.Env != envID) {
+		ks = nil
+	}
+	var copied os.FileInfo // the copy of the kept stage index, as made
+	if ks != nil {
+		if fi, err := copyKeepMtime(filepath.Join(r.keptDir(), ks.Index), idx); err != nil || fi == nil {
+			RemovePrivateIndex(idx)
+			ks = nil
+		} else {
+			copied, _ = os.Stat(idx)
 		}
-		if e != nil {
-			seed = append(seed, TreeChange{Path: p, DstMode: e.Mode, Dst: e.OID})
+	}
+	have := map[string]bool{} // paths the index holds an entry of now
+	haveDir := map[string]bool{}
+	if ks != nil {
+		asked := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			asked[p] = true
+		}
+		var drop []string
+		for p := range ks.Paths {
+			if asked[p] {
+				have[p] = true
+			} else {
+				drop = append(drop, p)
+			}
+		}
+		haveDir = ks.Dirs
+		if len(drop) > 0 {
+			sort.Strings(drop)
+			if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(drop))}, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+				return nil, fmt.Errorf("dropping the kept stage index's other entries: %w", err)
+			}
+		}
+	}
+	var seed []TreeChange // Path, DstMode, Dst: an entry the index starts with
+	var look []string     // paths whose entries in base are looked up
+	for _, p := range paths {
+		if !have[p] {
+			look = append(look, p)
 		}
 	}
 	dirs := map[string]bool{}
@@ -705,7 +768,42 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			dirs[d] = true
 		}
 	}
+	var lookDirs []string
 	for d := range dirs {
+		if !haveDir[d] {
+			lookDirs = append(lookDirs, d)
+			attr := ".gitattributes"
+			if d != "" {
+				attr = d + "/" + attr
+			}
+			look = append(look, attr)
+		}
+	}
+	if err := ed.prefetch(look); err != nil {
+		return nil, err
+	}
+	// The paths' own entries: update-index decides a path that is now a
+	// directory by the entry it had (removed; a gitlink kept up to date),
+	// and fails on one it never had.
+	for _, p := range paths {
+		if have[p] {
+			continue
+		}
+		e, err := ed.lookup(p)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			seed = append(seed, TreeChange{Path: p, DstMode: e.Mode, Dst: e.OID})
+		}
+	}
+	attrs := map[string]bool{}
+	if ks != nil {
+		for a := range ks.Attrs {
+			attrs[a] = true
+		}
+	}
+	for _, d := range lookDirs {
 		attr := ".gitattributes"
 		if d != "" {
 			attr = d + "/" + attr
@@ -719,6 +817,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		}
 		if e != nil && e.Mode != "160000" {
 			seed = append(seed, TreeChange{Path: attr, DstMode: e.Mode, Dst: e.OID})
+			attrs[attr] = true
 		}
 	}
 	// The seed goes in with the update as --cacheinfo arguments, one git
@@ -727,13 +826,18 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// --index-info leaves it out ("Ignoring path"): then, having written
 	// nothing, it is done in two steps.
 	var cacheinfo []string
+	if ks != nil && ks.Racy {
+		// Its racily clean entries are read again by each git that uses
+		// it, until it is written in a later second: this once, it is.
+		cacheinfo = append(cacheinfo, "--force-write-index")
+	}
 	size := 0
 	for _, e := range seed {
 		arg := e.DstMode + "," + string(e.Dst) + "," + e.Path
 		size += len(arg) + len("--cacheinfo") + 2
 		cacheinfo = append(cacheinfo, "--cacheinfo", arg)
 	}
-	merged := len(paths) > 0 && len(seed) > 0 && size <= maxSeedArgs
+	merged := len(paths) > 0 && (len(seed) > 0 || len(cacheinfo) > 0) && size <= maxSeedArgs
 	if merged {
 		err := r.updateIndex(ctx, env, paths, cacheinfo...)
 		var ge *Error
@@ -749,7 +853,11 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		if len(paths) > 0 {
-			if err := r.updateIndex(ctx, env, paths); err != nil {
+			var force []string
+			if ks != nil && ks.Racy {
+				force = []string{"--force-write-index"}
+			}
+			if err := r.updateIndex(ctx, env, paths, force...); err != nil {
 				return nil, &stageError{err}
 			}
 		}
@@ -766,6 +874,47 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	list, err := ParseLsFiles(out)
 	if err != nil {
 		return nil, err
+	}
+	if ed.keep {
+		// Left for the caller to keep (storeKeptStage), with what it holds:
+		// the paths of its entries, but the attributes files seeded from
+		// base. Not where an entry has a bit that would make git trust it
+		// without looking (core.ignoreStat sets assume-unchanged).
+		next := &keptStage{Base: ed.base, Paths: map[string]bool{}, Attrs: attrs, Dirs: map[string]bool{},
+			Tainted: taint, Env: envID}
+		keepable := true
+		for _, e := range list {
+			if e.AssumeUnchanged() || e.SkipWorktree() {
+				keepable = false
+			}
+			if !attrs[e.Path] || skip[e.Path] {
+				next.Paths[e.Path] = true
+			}
+		}
+		for d := range haveDir {
+			next.Dirs[d] = true
+		}
+		for d := range dirs {
+			next.Dirs[d] = true
+		}
+		now, err := os.Stat(idx)
+		if keepable && err == nil {
+			// Racy: a file was changed in (or after) the second git wrote
+			// the index (git compares seconds).
+			next.Racy = !ed.newest.IsZero() && ed.newest.Unix() >= now.ModTime().Unix()
+			// Out of tmp at once: a capture killed now leaves no private
+			// index there that an ended one would not.
+			if pend := r.pendKeptStage(idx); pend != "" {
+				ed.stageIdx, ed.next = pend, next
+			}
+			// Unchanged when git did not rewrite the copy and it holds the
+			// same paths on the same base: nothing to keep anew.
+			if ks != nil && copied != nil && os.SameFile(copied, now) &&
+				now.ModTime().Equal(copied.ModTime()) && sameSet(ks.Paths, next.Paths) &&
+				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy {
+				ed.same = true
+			}
+		}
 	}
 	res := make(map[string]*Entry, len(paths)+len(infoPaths))
 	for _, p := range paths {
@@ -868,4 +1017,26 @@ func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string, ca
 		}
 		return fmt.Errorf("updating the private index: %w", err)
 	}
+}
+
+func sameSet(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// attrsChanged reports whether an attributes file is among paths.
+func attrsChanged(paths []string) bool {
+	for _, p := range paths {
+		if p == attrFile || strings.HasSuffix(p, "/"+attrFile) {
+			return true
+		}
+	}
+	return false
 }

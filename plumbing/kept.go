@@ -1,0 +1,372 @@
+package plumbing
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/google/renameio/v2"
+)
+
+// A capture leaves two index files for the next one, in
+// <git dir>/venom/kept/ (issue 16): they hold what git learnt of the work
+// tree's files, stat data that lets the next git skip reading and hashing
+// a file it already knows, and nothing else. Both are caches: a missing,
+// foreign or damaged one only makes the next capture do all its work
+// (git failing on one makes the capture do that work again without it),
+// and the user's index is never written.
+//
+//   - The status index: a copy of the user's index whose stat data the
+//     capture's own status walk refreshed (status rewrites the private
+//     copy when a file's stat data changed but its content did not: after
+//     a rollback, every restored path). Kept only where the copy is the
+//     user's index byte for byte but that stat data: no assume-unchanged
+//     or skip-worktree bit and no gitlink in it (Capture), and an index
+//     settled as the index cache wants it. Named after the user's index
+//     file's identity (indexKey) and the configuration (keptEnvID), and
+//     used only while both are the same. Not kept while an attributes file
+//     differs from the index's (status lists it), and a walk from it that
+//     lists one is made again from the user's index: the stat data was
+//     refreshed under the attributes of then. git's racy-git rule holds
+//     because it is copied with its own mtime, as the user's index is
+//     (copyKeepMtime), and git smudged its racily clean entries when it
+//     wrote it. Its entries' objects are the user's index's, which gc
+//     keeps.
+//   - The stage index (keptStage): the index of the changed paths alone
+//     the last tree edit staged (Repo.stage), entries with the stat data
+//     update-index gave them, so that a file the person changed and never
+//     staged is not hashed again by every capture; and the tree that edit
+//     made, with what it made it from (base and changes), so that the
+//     same change set on the same base is not written again. Used only on
+//     the same base, under the same configuration, with no attributes
+//     file among the paths then or now. Its blobs may be in no ref (a
+//     dedup, a plan's capture) and a gc may prune them: mktree refuses an
+//     entry whose object is gone, and the edit is then made again without
+//     the kept index; a memoized tree is used only once git says it is
+//     there (git prunes an unreachable object with all it reaches, or
+//     keeps them all).
+
+// keptDir is where a capture's kept files are.
+func (r *Repo) keptDir() string { return filepath.Join(r.GitDir, "venom", "kept") }
+
+// statusIndexName is the file name of the status index of the user's
+// index file with key k, made under the configuration env (keptEnvID).
+func statusIndexName(k indexKey, env string) string {
+	b, _ := json.Marshal(k)
+	sum := sha256.Sum256(append(b, env...))
+	return "status-" + hex.EncodeToString(sum[:8]) + ".index"
+}
+
+// validKeptName reports whether name can be a kept file's name (prefix,
+// no directory) as a cache file records it.
+func validKeptName(name, prefix string) bool {
+	return strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".index") && !strings.ContainsAny(name, "/\\")
+}
+
+// keepStatusIndex makes the private index idx, which the status walk
+// rewrote, the status index named name (statusIndexName): a hard link to it under its name
+// (git replaces an index by renaming a new file over it, never in place,
+// so what later steps do to idx leaves the link as it is), or a copy
+// where links are not possible. Other status indexes, of earlier index
+// files, are removed. It returns the name kept, "" when it could not.
+func (r *Repo) keepStatusIndex(idx, name string) string {
+	dir := r.keptDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	tmp := filepath.Join(dir, name+".tmp-"+randHex())
+	if !linkOrCopy(idx, tmp) {
+		return ""
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return ""
+	}
+	r.removeKept("status-", name)
+	return name
+}
+
+// removeKept removes the kept files whose names start with prefix, but
+// keep: those of earlier captures, and temporary files a killed one left.
+// A capture that copies one of them meanwhile finds it gone and does
+// without it.
+func (r *Repo) removeKept(prefix, keep string) {
+	ents, err := os.ReadDir(r.keptDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, prefix) && n != keep {
+			os.Remove(filepath.Join(r.keptDir(), n))
+		}
+	}
+}
+
+func randHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%d", b, os.Getpid())
+}
+
+// keptStage is the stage index a tree edit leaves for the next capture
+// (kept.go's header): Index is its file name in keptDir; Paths are the
+// paths of its entries but the seeded attributes files (they have the
+// stat data update-index gave them, or none: an --index-info record);
+// Attrs the .gitattributes entries of Base seeded in it, for the
+// directories Dirs ("" for the top); Tainted, that an attributes file was
+// among its paths (what its entries were hashed under is not Base's);
+// Env, the configuration it was made under (keptEnvID); Racy, that a
+// file it holds may have been changed in the second it was written, so
+// that git would read that file again each time it is used, until the
+// index is written again (the next capture writes it); Memo the tree the
+// edit made.
+type keptStage struct {
+	Index   string
+	Base    OID
+	Paths   map[string]bool
+	Attrs   map[string]bool
+	Dirs    map[string]bool
+	Tainted bool
+	Env     string
+	Racy    bool
+	Memo    stageMemo
+}
+
+// stageMemo says that the tree edit of Base with the changes whose digest
+// is Digest (changesDigest) made Tree.
+type stageMemo struct {
+	Base   OID    `json:"base,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Tree   OID    `json:"tree,omitempty"`
+}
+
+// keptStageVersion is the format of stage.json; another is not read.
+const keptStageVersion = 2
+
+// keptStageFile is stage.json: the path lists NUL-terminated, as git's -z
+// output, stored as base64 (a path is any bytes but NUL); the top
+// directory is "/" in Dirs.
+type keptStageFile struct {
+	Version int       `json:"version"`
+	Index   string    `json:"index"`
+	Base    OID       `json:"base"`
+	Paths   []byte    `json:"paths,omitempty"`
+	Attrs   []byte    `json:"attrs,omitempty"`
+	Dirs    []byte    `json:"dirs,omitempty"`
+	Tainted bool      `json:"tainted,omitempty"`
+	Env     string    `json:"env,omitempty"`
+	Racy    bool      `json:"racy,omitempty"`
+	Memo    stageMemo `json:"memo"`
+}
+
+func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
+
+// loadKeptStage returns the kept stage index's description, nil when
+// there is none or it is not whole.
+func (r *Repo) loadKeptStage() *keptStage {
+	b, err := os.ReadFile(r.keptStagePath())
+	if err != nil {
+		return nil
+	}
+	var f keptStageFile
+	if json.Unmarshal(b, &f) != nil || f.Version != keptStageVersion || !validKeptName(f.Index, "stage-") ||
+		!isOIDHex(string(f.Base)) {
+		return nil
+	}
+	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy}
+	var ok bool
+	if ks.Paths, ok = nulSet(f.Paths); !ok {
+		return nil
+	}
+	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
+		return nil
+	}
+	dirs, ok := nulSet(f.Dirs)
+	if !ok {
+		return nil
+	}
+	ks.Dirs = map[string]bool{}
+	for d := range dirs {
+		ks.Dirs[strings.TrimSuffix(d, "/")] = true
+	}
+	return ks
+}
+
+// pendKeptStage puts the stage index idx in keptDir under a new name (a
+// hard link, or a copy where links are not possible) and returns its
+// path, "" when it could not: the file the capture makes the kept one if
+// it succeeds (storeKeptStage), and removes otherwise. A capture killed
+// before that leaves it behind, beside no description that names it, and
+// the next capture that keeps one removes it.
+func (r *Repo) pendKeptStage(idx string) string {
+	dir := r.keptDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	dst := filepath.Join(dir, "stage-"+randHex()+".index")
+	if !linkOrCopy(idx, dst) {
+		return ""
+	}
+	return dst
+}
+
+// linkOrCopy makes dst, a new name, the file src: a hard link, or a copy
+// with src's mtime where links are not possible (nothing left on a
+// failure). It reports whether it did.
+func linkOrCopy(src, dst string) bool {
+	if os.Link(src, dst) == nil {
+		return true
+	}
+	if CopyKeepMtime(src, dst) != nil {
+		os.Remove(dst)
+		return false
+	}
+	return true
+}
+
+// storeKeptStage makes the stage index at path (pendKeptStage) the kept
+// one, described by ks (whose Index it sets), removes the ones before,
+// and reports whether it did. A failure leaves path to the caller to
+// remove: the next capture stages without it.
+func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
+	dir := r.keptDir()
+	name := filepath.Base(path)
+	dirs := make([]string, 0, len(ks.Dirs))
+	for d := range ks.Dirs {
+		dirs = append(dirs, d+"/")
+	}
+	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
+		Paths: nulOf(ks.Paths), Attrs: nulOf(ks.Attrs), Dirs: NulList(dirs)}
+	b, err := json.Marshal(f)
+	if err == nil {
+		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(dir))
+	}
+	if err != nil {
+		return false
+	}
+	ks.Index = name
+	r.removeKept("stage-", name)
+	return true
+}
+
+func nulSet(b []byte) (map[string]bool, bool) {
+	list, ok := splitNul(b)
+	if !ok {
+		return nil, false
+	}
+	m := make(map[string]bool, len(list))
+	for _, p := range list {
+		m[p] = true
+	}
+	return m, true
+}
+
+func nulOf(m map[string]bool) []byte {
+	list := make([]string, 0, len(m))
+	for p := range m {
+		list = append(list, p)
+	}
+	sort.Strings(list)
+	return NulList(list)
+}
+
+// changesDigest is a digest of a tree edit's changes (path, mode and
+// object of each; a removal without either), whatever their order.
+func changesDigest(changes map[string]*Entry) string {
+	paths := make([]string, 0, len(changes))
+	for p := range changes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		if e := changes[p]; e != nil {
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", p, e.Mode, e.OID)
+		} else {
+			fmt.Fprintf(h, "%s\x00-\x00\x00", p)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keptEnvID says which files and variables outside the index and the
+// work tree decide what git makes of a file's bytes, as they are now: the
+// stat identity (device, inode, size, mtime, ctime) of info/attributes,
+// of the repository's, the worktree's, the global and the system
+// configuration files and attributes files, and the values of the GIT_CONFIG*
+// and GIT_ATTR* variables, HOME and XDG_CONFIG_HOME. A kept index is used
+// only while it is the same: a changed clean filter, core.autocrlf or a
+// global attribute would hash the same bytes to another blob. (A file a
+// configuration includes is not looked at; nor is /etc/gitconfig where
+// git was built with another prefix.)
+func (r *Repo) keptEnvID() string {
+	home := os.Getenv("HOME")
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var files []string
+	for _, d := range []string{r.GitDir, r.CommonDir} {
+		if d != "" {
+			files = append(files, filepath.Join(d, "info", "attributes"), filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
+		}
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"))
+	}
+	if xdg != "" {
+		files = append(files, filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "attributes"))
+	}
+	files = append(files, "/etc/gitconfig", "/etc/gitattributes")
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00", f)
+		if fi, err := os.Stat(f); err == nil {
+			dev, ino, ctime, _ := statIdentity(fi)
+			fmt.Fprintf(h, "%d:%d:%d:%d:%d", dev, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
+		}
+		h.Write([]byte{0})
+	}
+	env := os.Environ()
+	sort.Strings(env)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GIT_CONFIG") || strings.HasPrefix(kv, "GIT_ATTR") ||
+			strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			fmt.Fprintf(h, "%s\x00", kv)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// dropKeptStage removes the kept stage index and its description: a
+// capture found it unusable (damaged, or git failed on it).
+func (r *Repo) dropKeptStage() {
+	os.Remove(r.keptStagePath())
+	r.removeKept("stage-", "")
+}
+
+// indexUnreadable reports whether err is git failing to read an index
+// file itself (damaged, truncated, of an unknown version), as opposed to
+// a failure to read the work tree (a clean filter that fails, a file
+// that vanished): a kept index git cannot read is dropped and the work
+// done without it, where a failure of the work tree fails the capture as
+// it always did.
+func indexUnreadable(err error) bool {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	for _, m := range []string{"index file", "bad signature", "bad index version", "index entry format", "unknown index"} {
+		if strings.Contains(ge.Stderr, m) {
+			return true
+		}
+	}
+	return false
+}
