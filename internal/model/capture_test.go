@@ -206,6 +206,9 @@ func (s *seq) capture(reason string) {
 		// A file that went over max_file_bytes changes what the checkpoint
 		// says it skipped: not the same (84cd61c).
 		fmt.Sprint(keys(latest.tooBig)) == fmt.Sprint(keys(exp.TooBig)) &&
+		// So do the nested repositories it lists and their commits (one
+		// with no commit, which has no gitlink, appearing: 76dea53).
+		fmt.Sprint(latest.subs) == fmt.Sprint(exp.Submodules) &&
 		// A change in the submodule alone is a new checkpoint (issue 18).
 		(s.sub == nil || diffTrees(latest.subTree, subNow) == nil)
 	if got.Reused != wantReuse {

@@ -214,6 +214,9 @@ type seq struct {
 	maxN     int
 	dropped  map[string]bool
 	lastRB   *lastRollback
+	// rbIndex is, by safety checkpoint, the index a rollback that moved
+	// HEAD found: what its undo gives back.
+	rbIndex  map[string]index
 	opsSince int    // file operations since the last rollback
 	lastErr  string // the message of the last rollback error
 
@@ -261,7 +264,7 @@ type lastRollback struct {
 
 func newSeq(t *testing.T, seed int64, nonUTF8 bool) *seq {
 	s := &seq{t: t, seed: seed, rng: rand.New(rand.NewSource(seed)), nonUTF8: nonUTF8, ctx: context.Background(),
-		cps: map[string]*cpModel{}, dropped: map[string]bool{}, keep: 100}
+		cps: map[string]*cpModel{}, dropped: map[string]bool{}, rbIndex: map[string]index{}, keep: 100}
 	s.agent = []string{"a1", "agent-x", "default"}[s.rng.Intn(3)]
 	switch n := s.rng.Intn(10); {
 	case n < 5:

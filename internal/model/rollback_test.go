@@ -29,9 +29,13 @@ type prediction struct {
 	rewinds   bool
 	headMoves bool
 	headTo    string
-	S         *expectation
-	before    *disk
-	sub       *subPrediction // the submodule's part (sequences with one)
+	// index is what the index is set to when HEAD moves and that is not
+	// HEAD's tree: in the undo of a rollback that moved HEAD, the index
+	// that rollback found (rollback(1) HEAD; nil otherwise).
+	index  index
+	S      *expectation
+	before *disk
+	sub    *subPrediction // the submodule's part (sequences with one)
 }
 
 // classes implements RFC 7.3 on the model's own captures: the windows from
@@ -177,6 +181,11 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		if p.code = s.predictHead(c, p); p.code != "" {
 			return p
 		}
+	}
+	if p.headMoves && c.reason == checkpoint.ReasonPreRollback {
+		// The undo of a rollback that moved HEAD gives back the index that
+		// rollback found, staged versions included (8882b08).
+		p.index = s.rbIndex[c.id]
 	}
 
 	changes := diffTrees(exp.Tree, c.tree)
@@ -661,6 +670,16 @@ func (s *seq) comparePlan(pred *prediction, res *rollback.Result, c *cpModel, o 
 	if r.Head.Moves != pred.headMoves || (pred.headMoves && (r.Head.To == nil || *r.Head.To != pred.headTo)) {
 		s.fatalf("plan head %+v, the model says moves %v to %s", r.Head, pred.headMoves, pred.headTo)
 	}
+	switch {
+	case pred.index == nil && r.Index != "":
+		s.fatalf("plan sets the index to %s, the model says it follows HEAD", r.Index)
+	case pred.index != nil && r.Index == "":
+		s.fatalf("plan does not give back the index the rollback to be undone found")
+	case pred.index != nil:
+		if got := s.treeOf(r.Index); diffTrees(treeMap(pred.index), got) != nil {
+			s.fatalf("plan's index %s is not the one the rollback to be undone found:\n%s", r.Index, describeTreeDiff(treeMap(pred.index), got))
+		}
+	}
 	if res.Guarded == nil || *res.Guarded != s.isGuarded() {
 		s.fatalf("plan says guarded %v, the tree is %s (shared: %v)", res.Guarded, s.kind, s.b1Reg)
 	}
@@ -861,6 +880,13 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	}
 	before := s.userState()
 	subUser := s.subUser()
+	var ixBefore index
+	if pred.headMoves {
+		var err error
+		if ixBefore, err = parseIndex(s.git("ls-files", "-s", "-z")); err != nil {
+			s.fatalf("%v", err)
+		}
+	}
 	res, code, _ := s.runRollback(o, viaBinary, nil)
 	s.logf("rollback to %s (%s): %s", c.id, map[bool]string{true: "binary", false: "api"}[viaBinary], orOK(code))
 	if code != "" {
@@ -949,9 +975,23 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		if now.head != pred.headTo || now.branch != before.branch {
 			s.fatalf("HEAD is %s on %q, want %s on %q", now.head, now.branch, pred.headTo, before.branch)
 		}
-		if !s.gitOK("diff-index", "--cached", "--quiet", "HEAD") {
+		if pred.index != nil {
+			ix, err := parseIndex(s.git("ls-files", "-s", "-z"))
+			if err != nil {
+				s.fatalf("%v", err)
+			}
+			if diffTrees(treeMap(pred.index), treeMap(ix)) != nil {
+				s.fatalf("the undo did not give back the index its rollback found:\n%s", describeTreeDiff(treeMap(pred.index), treeMap(ix)))
+			}
+		} else if !s.gitOK("diff-index", "--cached", "--quiet", "HEAD") {
 			s.fatalf("the index does not follow the moved HEAD: %s", s.git("diff-index", "--cached", "--name-status", "HEAD"))
 		}
+		// The index as this rollback found it is the safety checkpoint's
+		// second parent, for its undo.
+		if got := s.treeOf(sc.commit + "^2"); diffTrees(treeMap(ixBefore), got) != nil {
+			s.fatalf("the safety checkpoint's second parent is not the index the rollback found:\n%s", describeTreeDiff(treeMap(ixBefore), got))
+		}
+		s.rbIndex[sc.id] = ixBefore
 		if !s.gitOK("merge-base", "--is-ancestor", before.head, sc.commit) {
 			s.fatalf("the dropped commits are not reachable from the safety checkpoint")
 		}
