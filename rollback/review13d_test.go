@@ -259,10 +259,65 @@ func TestWayBackIsNotPartialForAnEditItNeverCameTo(t *testing.T) {
 	if kept := fmt.Sprint(out.Error.Data["kept"]); kept != "[p299.txt]" {
 		t.Errorf("kept is %s, want [p299.txt]", kept)
 	}
+	// The message says the tree is as before but for that save.
+	if !strings.Contains(out.Error.Message, "but for 1 path(s) saved while it ran") {
+		t.Errorf("the message does not say a save was kept: %q", out.Error.Message)
+	}
 	for i := 0; i < 299; i++ {
 		p := fmt.Sprintf("p%03d.txt", i)
 		if got, want := r.Read(p), fmt.Sprintf("two %d\n", i); got != want {
 			t.Errorf("%s after the way back: %q, want S's %q", p, got, want)
 		}
+	}
+}
+
+// TestPartialWayBackNamesAFewPaths: a person replaces a directory of 30
+// planned files with a symbolic link while git writes them, so the way
+// back can put none of them back through it (failed.rollback_partial).
+// Its reason names a few and says how many more, as every error does
+// (issue 13 item 11); it used to list all 30 ("not putting back ...").
+func TestPartialWayBackNamesAFewPaths(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	aux := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = d/f29.txt ] && [ -d '%[1]s/d' ] && [ ! -L '%[1]s/d' ]; then mv '%[1]s/d' '%[1]s/d.mine' && ln -s d.mine '%[1]s/d'; fi\nexec cat\n", r.Dir)
+	smudge := filepath.Join(aux, "smudge.sh")
+	if err := os.WriteFile(smudge, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("config", "filter.person.smudge", smudge+" %f")
+	r.Write(".gitattributes", "*.txt filter=person\n")
+	for i := 0; i < 30; i++ {
+		r.Write(fmt.Sprintf("d/f%02d.txt", i), fmt.Sprintf("one %d\n", i))
+	}
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 30; i++ {
+		r.Write(fmt.Sprintf("d/f%02d.txt", i), fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan)
+	out := parseOut(t, real)
+	if out.Error == nil || out.Error.Code != "failed.rollback_partial" {
+		t.Fatalf("a directory swapped for a link: exit %d, want failed.rollback_partial\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	repos, _ := out.Error.Data["repos"].([]any)
+	if len(repos) != 1 {
+		t.Fatalf("repos: %v", out.Error.Data)
+	}
+	reason, _ := repos[0].(map[string]any)["reason"].(string)
+	if n := strings.Count(reason, "not putting back"); n == 0 || n > 5 {
+		t.Errorf("the reason names %d paths not put back, want 1 to 5:\n%s", n, reason)
+	}
+	if !strings.Contains(reason, "more") {
+		t.Errorf("the reason does not say how many more:\n%s", reason)
+	}
+	// What the rollback had moved away is S's, in the safety checkpoint.
+	safety, _ := out.Error.Data["safety"].(string)
+	if got, ok := r.Show(f.ref(safety), "d/f07.txt"); !ok || got != "two 7\n" {
+		t.Errorf("%s:d/f07.txt is %q (%v), want S's", safety, got, ok)
 	}
 }

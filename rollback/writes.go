@@ -894,14 +894,20 @@ func notWhole(id string, missing []plumbing.OID, err error) error {
 		return fmt.Errorf("the safety checkpoint %s could not be read whole: %w", id, err)
 	}
 	var names []string
-	for i, o := range missing {
-		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(missing)-3))
-			break
-		}
+	for _, o := range missing {
 		names = append(names, string(o))
 	}
-	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), strings.Join(names, ", "))
+	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), firstFew(names, 3, ", "))
+}
+
+// firstFew joins the first n of items with sep, and says how many more
+// there are: an error names a few paths, not thousands (issue 13 item
+// 11).
+func firstFew(items []string, n int, sep string) string {
+	if len(items) <= n {
+		return strings.Join(items, sep)
+	}
+	return strings.Join(items[:n], sep) + fmt.Sprintf("%sand %d more", sep, len(items)-n)
 }
 
 // appliers are a rollback's appliers, one per repository in repos order
@@ -980,6 +986,11 @@ func (aps appliers) fail(ctx context.Context, ended journal.RollbackEnded, faile
 	}
 	data["safety"] = res.Safety
 	msg := "the rollback " + what + " and was undone: the tree is as it was before"
+	if len(kept) > 0 {
+		// Someone saved meanwhile, and the way back kept it (issue 13
+		// item 7: the result says the true state).
+		msg += fmt.Sprintf(", but for %d path(s) saved while it ran, kept as saved (kept)", len(kept))
+	}
 	if code == "failed.rollback_partial" {
 		msg = "the rollback " + what + " and could not be fully undone"
 	}
@@ -1178,7 +1189,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	ap.rescue(ctx)
 	state, reason := "as before", ""
 	if errs.ErrorOrNil() != nil {
-		state, reason = "mixed", strings.Join(errStrings(errs), "; ")
+		state, reason = "mixed", firstFew(errStrings(errs), 5, "; ")
 	} else if ap.touched || ap.headMoved {
 		// The planned paths must match S again, but for those someone
 		// else wrote meanwhile. HEAD is ours to judge only when we moved
@@ -1211,7 +1222,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 				}
 			}
 			if len(off) > 0 {
-				state, reason = "mixed", "not as before: "+strings.Join(off, ", ")
+				state, reason = "mixed", "not as before: "+firstFew(off, 10, ", ")
 			}
 		}
 	}
