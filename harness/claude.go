@@ -104,8 +104,9 @@ func plainNote(text string) []byte {
 
 // transcriptWait bounds how long a Stop hook waits for Claude Code's
 // transcript to catch up with the turn (it is written asynchronously and
-// may lag, HARNESS-HOOKS.md 1.3).
-const transcriptWait = 200 * time.Millisecond
+// may lag, HARNESS-HOOKS.md 1.3). A variable only so that a test can
+// lengthen it on a loaded machine; nothing else sets it.
+var transcriptWait = 200 * time.Millisecond
 
 // claudeEnd resolves harness_end for a Claude Code turn_end: the uuid of the
 // transcript's last assistant entry (RFC 8: "Claude Code: the uuid of the
