@@ -560,6 +560,33 @@ func killedSavesAreRescued(t *testing.T, s *slowTree, repo *gittest.Repo, show s
 	}
 }
 
+// sixFiles makes f's tree one whose rollback to k1 writes d/f0.txt to
+// d/f5.txt back from "two N" to "one N", in one batch, through a smudge
+// filter that runs script (shell, the path in $1) and then passes its
+// input on; it returns the rollback's choices.
+func sixFiles(t *testing.T, f *fixture, script string) []string {
+	t.Helper()
+	r := f.r
+	path := filepath.Join(t.TempDir(), "smudge.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script+"exec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("config", "filter.six.clean", "cat")
+	r.Git("config", "filter.six.smudge", path+" %f")
+	r.Write(".gitattributes", "*.txt filter=six\n")
+	for i := 0; i < 6; i++ {
+		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("one %d\n", i))
+	}
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 6; i++ {
+		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	return args
+}
+
 // TestSaveBetweenGitsWriteAndItsStampSurvivesTheWayBack: a person saves
 // a file git has just written while git still writes the rest of its
 // batch (here the smudge filter of a later file of the batch makes that
@@ -572,25 +599,8 @@ func TestSaveBetweenGitsWriteAndItsStampSurvivesTheWayBack(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, true)
 	r := f.r
-	script := filepath.Join(t.TempDir(), "smudge.sh")
 	saved := "saved by the editor while git wrote the batch\n"
-	body := "#!/bin/sh\nif [ \"$1\" = d/f4.txt ]; then printf '%s' '" + saved + "' > '" + r.Path("d/f0.txt") + "'; fi\nexec cat\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.Git("config", "filter.ed.clean", "cat")
-	r.Git("config", "filter.ed.smudge", script+" %f")
-	r.Write(".gitattributes", "*.txt filter=ed\n")
-	for i := 0; i < 6; i++ {
-		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("one %d\n", i))
-	}
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	for i := 0; i < 6; i++ {
-		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("two %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	args := sixFiles(t, f, "if [ \"$1\" = d/f4.txt ]; then printf '%s' '"+saved+"' > '"+r.Path("d/f0.txt")+"'; fi\n")
 	plan := planOf(t, r, args)
 	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
 	var out struct {
@@ -632,27 +642,9 @@ func TestFilesComeIntoTheTreeWhole(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, true)
 	r := f.r
-	aux := t.TempDir()
-	seen := filepath.Join(aux, "seen")
-	script := filepath.Join(aux, "smudge.sh")
-	body := "#!/bin/sh\nif [ \"$1\" = d/f5.txt ]; then for p in d/f0.txt d/f1.txt d/f2.txt d/f3.txt d/f4.txt; do " +
-		"if [ -e '" + r.Dir + "'/$p ]; then echo $p >> '" + seen + "'; fi; done; : >> '" + seen + "'; fi\nexec cat\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.Git("config", "filter.look.clean", "cat")
-	r.Git("config", "filter.look.smudge", script+" %f")
-	r.Write(".gitattributes", "*.txt filter=look\n")
-	for i := 0; i < 6; i++ {
-		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("one %d\n", i))
-	}
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	for i := 0; i < 6; i++ {
-		r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("two %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	seen := filepath.Join(t.TempDir(), "seen")
+	args := sixFiles(t, f, "if [ \"$1\" = d/f5.txt ]; then for p in d/f0.txt d/f1.txt d/f2.txt d/f3.txt d/f4.txt; do "+
+		"if [ -e '"+r.Dir+"'/$p ]; then echo $p >> '"+seen+"'; fi; done; : >> '"+seen+"'; fi\n")
 	plan := planOf(t, r, args)
 	if p := realCall(t, r, args, plan.Plan); p.exit != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
