@@ -28,6 +28,19 @@ test_expect_success MAKE 'make install PREFIX=... installs the six binaries and 
 	test_set_prereq INSTALLED
 '
 
+test_expect_success INSTALLED 'the rollback page'"'"'s synopsis renders without literal asterisks or a link' '
+	sed -n "/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p" "$prefix/share/man/man1/git-venom-rollback.1" >syn.out &&
+	test -s syn.out &&
+	! grep -F -e "*" -e "[la]" syn.out
+'
+
+test_expect_success INSTALLED,MAN 'the rollback synopsis, as man shows it' '
+	MANWIDTH=200 man -l "$prefix/share/man/man1/git-venom-rollback.1" 2>/dev/null >page.out &&
+	sed -n "/^SYNOPSIS/,/^DESCRIPTION/p" page.out >syn.out &&
+	grep "git venom-rollback \[--agent id\] k --dry-run" syn.out &&
+	! grep -F -e "*" -e "⟨" syn.out
+'
+
 test_expect_success INSTALLED 'the installed binaries work through git' '
 	git init -q repo &&
 	(cd repo && PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" git venom-checkpoint --json) >take.json &&

@@ -175,7 +175,12 @@ func checkpointList(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Turn, "turn", "", "only checkpoints of this turn")
 	fs.StringVar(&o.Before, "before", "", "only checkpoints older than this one")
 	fs.IntVar(&o.Limit, "limit", 50, "at most this many")
+	var out outputFlags
+	out.add(fs)
 	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if err := e.setupOutput(ctx, "venom-checkpoint", out, true); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

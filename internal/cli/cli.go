@@ -37,6 +37,22 @@ type env struct {
 	IO
 	JSON bool
 	Dir  string
+	// width is the terminal's width when Out is one, measured by
+	// setupOutput before a pager takes Out over (0: not measured).
+	width int
+	// palette colours the human output (nil: no colour), by setupOutput.
+	palette palette
+	// closers run when the command is done, before its error is shown:
+	// a pager's, which waits for the person to quit it.
+	closers []func()
+}
+
+// finish runs e's closers, once.
+func (e *env) finish() {
+	for _, c := range e.closers {
+		c()
+	}
+	e.closers = nil
 }
 
 var verbs = map[string]command{
@@ -83,7 +99,9 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	// venom at once, with no way back run.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if err := run(ctx, e, args); err != nil {
+	err := run(ctx, e, args)
+	e.finish()
+	if err != nil {
 		if errors.Is(err, errHelp) {
 			return 0
 		}

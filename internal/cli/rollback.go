@@ -24,6 +24,7 @@ type rollbackFlags struct {
 	keepHead bool
 	plan     string
 	dryRun   bool
+	output   outputFlags
 }
 
 func (f *rollbackFlags) add(fs *pflag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *rollbackFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.outside, "outside", "", "paths changed outside the agent's turns: refuse, keep or overwrite")
 	fs.BoolVar(&f.keepHead, "keep-head", false, "restore the files and leave HEAD where it is")
 	fs.StringVar(&f.plan, "plan", "", "the plan id the dry run printed")
+	f.output.add(fs)
 }
 
 func runPlan(ctx context.Context, e *env, args []string) error {
@@ -46,6 +48,9 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 			WithHint("to apply a plan: git venom-rollback <k> --plan %s", f.plan)
 	}
 	f.dryRun = true
+	if err := e.setupOutput(ctx, "venom-plan", f.output, true); err != nil {
+		return err
+	}
 	return doRollback(ctx, e, fs, f, planUsage)
 }
 
@@ -55,6 +60,9 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	f.add(fs)
 	fs.BoolVar(&f.dryRun, "dry-run", false, "the dry run, as git venom-plan")
 	if err := e.parse(fs, rollbackUsage, args); err != nil {
+		return err
+	}
+	if err := e.setupOutput(ctx, "venom-rollback", f.output, f.dryRun); err != nil {
 		return err
 	}
 	return doRollback(ctx, e, fs, f, rollbackUsage)
@@ -144,10 +152,7 @@ func warnInterrupted(ctx context.Context, e *env, t *checkpoint.Tree, st *journa
 func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	v := planview.New(res, planview.Options{})
 	w := e.columns()
-	fmt.Fprintln(e.Out, planview.Fit(v.Summary.Title(), w))
-	for _, l := range v.Summary.Lines() {
-		fmt.Fprintln(e.Out, planview.Fit(l, w))
-	}
+	printSummary(e, v.Summary, w)
 	for _, l := range ResumeLines(res) {
 		fmt.Fprintf(e.Out, "  %s\n", l)
 	}
@@ -170,8 +175,18 @@ func printSubmodules(e *env, res *rollback.Result, w int) {
 	}
 }
 
+// printSummary prints the summary's title (in the header colour) and
+// lines, each fitted to w cells (0: no limit).
+func printSummary(e *env, s planview.Summary, w int) {
+	fmt.Fprintln(e.Out, e.palette.paint("header", planview.Fit(s.Title(), w)))
+	for _, l := range s.Lines() {
+		fmt.Fprintln(e.Out, planview.Fit(l, w))
+	}
+}
+
 // printRows prints rows after a blank line, in columns, each fitted to w
-// cells (0: no limit).
+// cells (0: no limit) and coloured: the person's rows in the outside
+// colour (the RFC's gold), a change's word in its own, a path left dim.
 func printRows(e *env, rows []planview.Row, w int) {
 	if len(rows) == 0 {
 		return
@@ -179,8 +194,23 @@ func printRows(e *env, rows []planview.Row, w int) {
 	fmt.Fprintln(e.Out)
 	cols := planview.ColumnsOf(rows)
 	for _, r := range rows {
-		fmt.Fprintln(e.Out, r.Cells(cols, w).String())
+		fmt.Fprintln(e.Out, e.rowLine(r, r.Cells(cols, w)))
 	}
+}
+
+// rowLine is c's line, coloured for row r when e has a palette.
+func (e *env) rowLine(r planview.Row, c planview.Cells) string {
+	p := e.palette
+	switch {
+	case p == nil:
+		return c.String()
+	case r.Person():
+		return p.paint("outside", c.String())
+	case r.Change == planview.Left:
+		return p.paint("left", c.String())
+	}
+	c.Change = p.paint(r.Change, c.Change)
+	return c.String()
 }
 
 // printRollback prints what a real call did: the title and summary, the
@@ -189,10 +219,7 @@ func printRows(e *env, rows []planview.Row, w int) {
 func printRollback(e *env, res *rollback.Result) {
 	v := planview.New(res, planview.Options{})
 	w := e.columns()
-	fmt.Fprintln(e.Out, planview.Fit(v.Summary.Title(), w))
-	for _, l := range v.Summary.Lines() {
-		fmt.Fprintln(e.Out, planview.Fit(l, w))
-	}
+	printSummary(e, v.Summary, w)
 	printRows(e, v.Rows, w)
 	printSubmodules(e, res, w)
 	fmt.Fprintln(e.Out)

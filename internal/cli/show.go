@@ -19,7 +19,12 @@ type showOutput struct {
 func checkpointShow(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("show")
 	agent := fs.String("agent", "", "agent id")
+	var of outputFlags
+	of.add(fs)
 	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if err := e.setupOutput(ctx, "venom-checkpoint", of, true); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -78,7 +83,7 @@ func printFiles(e *env, files []checkpoint.FileDiff) {
 		if f.Binary {
 			stat = "binary"
 		}
-		fmt.Fprintf(e.Out, "  %-6s %-12s %s\n", f.Change, stat, quotePath(f.Path))
+		fmt.Fprintf(e.Out, "  %s %-12s %s\n", e.palette.paint(f.Change, fmt.Sprintf("%-6s", f.Change)), stat, quotePath(f.Path))
 	}
 }
 
@@ -93,7 +98,12 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	agent := fs.String("agent", "", "agent id")
 	path := fs.String("path", "", "also print the patch of this path")
+	var of outputFlags
+	of.add(fs)
 	if err := e.parse(fs, checkpointUsage, args); err != nil {
+		return err
+	}
+	if err := e.setupOutput(ctx, "venom-checkpoint", of, true); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
