@@ -17,28 +17,68 @@ test_expect_success 'setup' '
 	echo "one, edited" >a.txt
 '
 
-test_expect_success '-h prints the usage of every subcommand and exits 0' '
-	git venom-checkpoint -h >out 2>err &&
+test_expect_success '-h prints the usage of every subcommand and exits 129, as git'"'"'s builtins do' '
+	test_expect_code 129 git venom-checkpoint -h >out 2>err &&
 	test_must_be_empty err &&
 	grep "^usage: git venom-checkpoint \[--agent <id>\]" out &&
 	grep "or: git venom-checkpoint list " out &&
 	grep "or: git venom-checkpoint show " out &&
 	grep "or: git venom-checkpoint diff " out &&
-	grep -- "--reason string" out &&
-	grep -- "--label string" out
+	grep "^    --reason <reason>  *turn_start, " out &&
+	grep "^    --label <text>  " out &&
+	grep "^    -C, --directory <dir>  " out
+'
+
+test_expect_success 'the usage names no pflag types and no [=true|false]' '
+	for cmd in "venom-checkpoint" "venom-checkpoint list" "venom-checkpoint diff" "venom-plan" "venom-rollback" "venom-doctor"; do
+		test_expect_code 129 git $cmd -h >out &&
+		! grep -e "\[=true|false\]" -e " string " -e " int " out || return 1
+	done
+'
+
+test_expect_success 'git venom-plan -h does not offer --plan; the rollback does' '
+	test_expect_code 129 git venom-plan -h >out &&
+	! grep -e "--plan" out &&
+	grep "^    --agent <id>  " out &&
+	test_expect_code 129 git venom-rollback -h >out &&
+	grep "^    --plan <plan>  " out
 '
 
 test_expect_success '--help given to the binary itself prints the usage' '
-	git-venom-checkpoint --help >out &&
+	test_expect_code 129 git-venom-checkpoint --help >out &&
 	grep "^usage: git venom-checkpoint" out
 '
 
-test_expect_success 'subcommands have -h too' '
-	git venom-checkpoint list -h >out &&
-	grep -- "--limit int" out &&
-	grep -- "--before string" out &&
-	git venom-checkpoint diff -h >out &&
-	grep -- "--path string" out
+test_expect_success 'subcommands have -h too, with their own usage line' '
+	test_expect_code 129 git venom-checkpoint list -h >out &&
+	grep "^usage: git venom-checkpoint list " out &&
+	! grep "or: " out &&
+	grep -- "^    --limit <n>  *at most this many (default 50)$" out &&
+	grep -- "^    --before <k>  " out &&
+	test_expect_code 129 git venom-checkpoint diff -h >out &&
+	grep -- "^    --path <path>  " out
+'
+
+test_expect_success 'options before a subcommand: git venom-checkpoint --agent me list' '
+	git init -q "$VENOM_TEST_ROOT/opts" && (
+	cd "$VENOM_TEST_ROOT/opts" &&
+	git venom-checkpoint --agent me --json >take.json &&
+	git venom-checkpoint --agent me list >out &&
+	grep "^k1 " out &&
+	git venom-checkpoint --agent me --limit 1 list --json >list.json &&
+	test_json list.json ".agent == \"me\"" ".checkpoints | length == 1" &&
+	git venom-checkpoint -C "$PWD" --agent me show k1 --json >show.json &&
+	test_json show.json ".checkpoint == \"k1\"" &&
+	git config alias.me "!git venom-checkpoint --agent me" &&
+	git me list >out &&
+	grep "^k1 " out &&
+	git me diff k1 --json >diff.json &&
+	test_json diff.json ".from == \"k1\"" &&
+	git venom-checkpoint --label list --agent me --json >take2.json &&
+	test_json take2.json ".label == \"list\"" &&
+	test_expect_code 2 git venom-checkpoint --agent me lst 2>err &&
+	grep "^error: unknown subcommand \"lst\"" err
+	)
 '
 
 test_expect_success 'a first capture: human output names the checkpoint and agent' '

@@ -85,7 +85,7 @@ test_expect_success INSTALLED,MAN 'git venom-checkpoint --help shows the same pa
 '
 
 test_expect_success INSTALLED,MAN 'the short usage stays on -h' '
-	PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" git venom-checkpoint -h >usage.out &&
+	PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" test_expect_code 129 git venom-checkpoint -h >usage.out &&
 	grep "^usage: git venom-checkpoint" usage.out
 '
 

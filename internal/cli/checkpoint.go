@@ -23,24 +23,65 @@ const checkpointUsage = "git venom-checkpoint [--agent <id>] [--reason <reason>]
 	"   or: git venom-checkpoint prune [--agent <id> | --all] [--json]\n" +
 	"   or: git venom-checkpoint clean --agent <id> [--json]"
 
+// subcommands are git venom-checkpoint's; anything else takes one.
+var subcommands = map[string]func(context.Context, *env, []string) error{
+	"list": checkpointList, "show": checkpointShow, "diff": checkpointDiff,
+	"prune": checkpointPrune, "clean": checkpointClean, "edit": checkpointEdit,
+}
+
+// valued are the options of git venom-checkpoint and its subcommands that
+// take a value as the next argument, so splitLead can step over it.
+var valued = map[string]bool{
+	"agent": true, "reason": true, "label": true, "isolation": true, "turn": true,
+	"fork-of": true, "through-turn": true, "harness": true, "harness-session": true,
+	"harness-turn": true, "harness-end": true, "before": true, "limit": true,
+	"path": true, "directory": true, "C": true,
+}
+
+// splitLead splits args at the first one that is neither an option nor
+// an option's value: lead are the options before it, with their values.
+// "--" ends the options.
+func splitLead(args []string) (lead, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-" || !strings.HasPrefix(a, "-"):
+			return args[:i], args[i:]
+		case strings.HasPrefix(a, "--"):
+			if name := a[2:]; !strings.Contains(name, "=") && valued[name] {
+				i++
+			}
+		case len(a) == 2 && valued[a[1:]]:
+			i++ // -C dir; -Cdir is one argument
+		}
+	}
+	return args, nil
+}
+
+// runCheckpoint dispatches git venom-checkpoint: a subcommand, or a
+// capture. Options may come before the subcommand, as for git's own
+// (`git venom-checkpoint --agent me list`), so that an alias
+// `!git venom-checkpoint --agent me` can take one.
 func runCheckpoint(ctx context.Context, e *env, args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "list":
-			return checkpointList(ctx, e, args[1:])
-		case "show":
-			return checkpointShow(ctx, e, args[1:])
-		case "diff":
-			return checkpointDiff(ctx, e, args[1:])
-		case "prune":
-			return checkpointPrune(ctx, e, args[1:])
-		case "clean":
-			return checkpointClean(ctx, e, args[1:])
-		case "edit":
-			return checkpointEdit(ctx, e, args[1:])
+	lead, rest := splitLead(args)
+	if len(rest) > 0 {
+		if sub, ok := subcommands[rest[0]]; ok {
+			return sub(ctx, e, append(append([]string(nil), lead...), rest[1:]...))
 		}
 	}
 	return checkpointTake(ctx, e, args)
+}
+
+// subUsage is checkpointUsage's line for subcommand sub: what its -h and
+// its usage errors print.
+func subUsage(sub string) string {
+	for _, l := range strings.Split(checkpointUsage, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "or:"))
+		if strings.HasPrefix(l, "git venom-checkpoint "+sub+" ") {
+			return l
+		}
+	}
+	return checkpointUsage
 }
 
 // takeOutput is agent.checkpoint's result (RFC 11.1: agent, checkpoint,
@@ -177,14 +218,14 @@ func checkpointList(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.Limit, "limit", 50, "at most this many")
 	var out outputFlags
 	out.add(fs)
-	if err := e.parse(fs, checkpointUsage, args); err != nil {
+	if err := e.parse(fs, subUsage("list"), args); err != nil {
 		return err
 	}
 	if err := e.setupOutput(ctx, "venom-checkpoint", out, true); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErr(checkpointUsage, "list takes no arguments")
+		return usageErr(subUsage("list"), "list takes no arguments")
 	}
 	t, st, id, err := openWithAgent(ctx, *agent)
 	if err != nil {

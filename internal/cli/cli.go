@@ -103,7 +103,7 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	e.finish()
 	if err != nil {
 		if errors.Is(err, errHelp) {
-			return 0
+			return 129
 		}
 		var st exitStatus
 		if errors.As(err, &st) {
@@ -205,7 +205,8 @@ func (e *env) flags(name string) *pflag.FlagSet {
 	return fs
 }
 
-// errHelp is returned by parse after printing usage for -h/--help.
+// errHelp is returned by parse after printing usage for -h/--help; Main
+// exits 129 for it, as git's builtins do for -h.
 var errHelp = errors.New("help shown")
 
 // parse parses args, turning pflag's errors into invalid_params.usage and
@@ -216,7 +217,7 @@ func (e *env) parse(fs *pflag.FlagSet, usage string, args []string) error {
 		return rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, "%s", err.Error()).WithHint("usage: %s", usage)
 	}
 	if *help {
-		fmt.Fprintf(e.Out, "usage: %s\n\n%s", usage, fs.FlagUsages())
+		fmt.Fprintf(e.Out, "usage: %s\n\n%s", usage, flagUsages(fs))
 		return errHelp
 	}
 	if e.Dir != "" {
@@ -225,6 +226,59 @@ func (e *env) parse(fs *pflag.FlagSet, usage string, args []string) error {
 		}
 	}
 	return nil
+}
+
+// placeholders name the value of each option that takes one, in the
+// usage (git's "--agent <id>"); an option not listed shows <value>.
+var placeholders = map[string]string{
+	"agent": "id", "reason": "reason", "label": "text", "isolation": "kind", "turn": "t",
+	"fork-of": "agent", "through-turn": "t", "harness": "name", "harness-session": "id",
+	"harness-turn": "id", "harness-end": "id", "before": "k", "limit": "n", "directory": "dir",
+	"path": "path", "restore": "all|files", "outside": "refuse|keep|overwrite", "plan": "plan",
+	"scope": "scope", "color": "when",
+}
+
+// flagUsages lists fs's options as git's -h does: one an option, four
+// spaces in, its description at column 27 (on the next line when the
+// option is longer), hidden ones left out, and no pflag type names or
+// [=true|false].
+func flagUsages(fs *pflag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		left := "    "
+		if f.Shorthand != "" {
+			left += "-" + f.Shorthand + ", "
+		}
+		left += "--" + f.Name
+		if f.Value.Type() != "bool" {
+			ph := placeholders[f.Name]
+			if ph == "" {
+				ph = "value"
+			}
+			if f.NoOptDefVal != "" {
+				left += "[=<" + ph + ">]"
+			} else {
+				left += " <" + ph + ">"
+			}
+		}
+		_, desc := pflag.UnquoteUsage(f)
+		switch f.DefValue {
+		case "", "false", "0", "[]":
+		default:
+			if f.Name != "help" {
+				desc += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+		}
+		if len(left) > 25 {
+			fmt.Fprintf(&b, "%s\n%26s %s\n", left, "", desc)
+		} else {
+			fmt.Fprintf(&b, "%-26s %s\n", left, desc)
+		}
+	})
+	return b.String()
 }
 
 func usageErr(usage, format string, args ...any) error {

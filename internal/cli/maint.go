@@ -25,7 +25,7 @@ func checkpointPrune(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("prune")
 	agent := fs.String("agent", "", "agent id")
 	all := fs.Bool("all", false, "every agent with checkpoints in this tree")
-	if err := e.parse(fs, checkpointUsage, args); err != nil {
+	if err := e.parse(fs, subUsage("prune"), args); err != nil {
 		return err
 	}
 	t, st, id, err := openWithAgent(ctx, *agent)
@@ -82,11 +82,11 @@ func checkpointPrune(ctx context.Context, e *env, args []string) error {
 func checkpointClean(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("clean")
 	agent := fs.String("agent", "", "agent id (required)")
-	if err := e.parse(fs, checkpointUsage, args); err != nil {
+	if err := e.parse(fs, subUsage("clean"), args); err != nil {
 		return err
 	}
 	if *agent == "" {
-		return usageErr(checkpointUsage, "clean needs --agent: it archives that agent")
+		return usageErr(subUsage("clean"), "clean needs --agent: it archives that agent")
 	}
 	t, _, id, err := openWithAgent(ctx, *agent)
 	if err != nil {

@@ -40,6 +40,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	var f rollbackFlags
 	fs := e.flags("plan")
 	f.add(fs)
+	_ = fs.MarkHidden("plan") // refused below: the plan is the dry run
 	if err := e.parse(fs, planUsage, args); err != nil {
 		return err
 	}

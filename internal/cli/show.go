@@ -21,14 +21,14 @@ func checkpointShow(ctx context.Context, e *env, args []string) error {
 	agent := fs.String("agent", "", "agent id")
 	var of outputFlags
 	of.add(fs)
-	if err := e.parse(fs, checkpointUsage, args); err != nil {
+	if err := e.parse(fs, subUsage("show"), args); err != nil {
 		return err
 	}
 	if err := e.setupOutput(ctx, "venom-checkpoint", of, true); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErr(checkpointUsage, "show takes one checkpoint id")
+		return usageErr(subUsage("show"), "show takes one checkpoint id")
 	}
 	t, st, id, err := openWithAgent(ctx, *agent)
 	if err != nil {
@@ -100,14 +100,14 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 	path := fs.String("path", "", "also print the patch of this path")
 	var of outputFlags
 	of.add(fs)
-	if err := e.parse(fs, checkpointUsage, args); err != nil {
+	if err := e.parse(fs, subUsage("diff"), args); err != nil {
 		return err
 	}
 	if err := e.setupOutput(ctx, "venom-checkpoint", of, true); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return usageErr(checkpointUsage, "diff takes a checkpoint and optionally a second one")
+		return usageErr(subUsage("diff"), "diff takes a checkpoint and optionally a second one")
 	}
 	t, st, id, err := openWithAgent(ctx, *agent)
 	if err != nil {
