@@ -31,12 +31,14 @@ type Patch struct {
 	Bytes     int    `json:"bytes"`
 }
 
-// Diff is agent.checkpoint_diff's result.
+// Diff is agent.checkpoint_diff's result. Pathspec is the toolkit's
+// addition: the pathspec that narrowed Files, as given (absent: none).
 type Diff struct {
-	From  string     `json:"from"`
-	To    string     `json:"to"`
-	Files []FileDiff `json:"files"`
-	Patch *Patch     `json:"patch,omitempty"`
+	From     string     `json:"from"`
+	To       string     `json:"to"`
+	Files    []FileDiff `json:"files"`
+	Patch    *Patch     `json:"patch,omitempty"`
+	Pathspec []string   `json:"pathspec,omitempty"`
 }
 
 // PatchMax bounds a patch's text (RFC 11.1 harness.body_max), in bytes.
@@ -78,7 +80,13 @@ func (t *Tree) CurrentAll(ctx context.Context) (*Capture, error) {
 // both -z, both listing every gitlink (the numstat with the user's index,
 // whose .gitattributes say what is binary).
 func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error) {
-	changes, err := t.Repo.DiffTrees(ctx, from, to)
+	return t.TreeDiffIn(ctx, from, to, nil)
+}
+
+// TreeDiffIn is TreeDiff narrowed to the paths ps matches (nil or empty:
+// all), as git matches them (plumbing.Pathspec).
+func (t *Tree) TreeDiffIn(ctx context.Context, from, to string, ps *plumbing.Pathspec) ([]FileDiff, error) {
+	changes, err := t.Repo.DiffTreesIn(ctx, from, to, ps)
 	if err != nil {
 		var gerr *plumbing.Error
 		if errors.As(err, &gerr) || ctx.Err() != nil {
@@ -86,7 +94,7 @@ func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error
 		}
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "reading diff-tree")
 	}
-	num, err := t.Repo.Run(ctx, plumbing.Options{}, "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to)
+	num, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where()}, append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to}, ps.Argv()...)...)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
 	}
@@ -112,6 +120,29 @@ func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error
 		files = append(files, FileDiff{Repo: ".", Path: c.Path, Change: ChangeName(c.Status), Added: n[0], Removed: n[1], Binary: bin[c.Path]})
 	}
 	return files, nil
+}
+
+// Stat is git's diffstat of the files that differ between two trees (or
+// commits), narrowed to ps (nil: all): `git diff --stat`, run where ps was
+// typed, width columns wide (0: git's default) and coloured as git
+// colours it when color is true. Paths are relative to the top, as git
+// diff prints them.
+func (t *Tree) Stat(ctx context.Context, from, to string, ps *plumbing.Pathspec, width int, color bool) (string, error) {
+	args := []string{"diff", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--stat"}
+	if width > 0 {
+		args[len(args)-1] = "--stat=" + strconv.Itoa(width)
+	}
+	if color {
+		args = append(args, "--color=always")
+	} else {
+		args = append(args, "--no-color")
+	}
+	args = append(append(args, from, to), ps.Argv()...)
+	out, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where()}, args...)
+	if err != nil {
+		return "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff"}, "making the diffstat")
+	}
+	return string(out), nil
 }
 
 // PathPatch is the patch text of one path between two trees, cut at

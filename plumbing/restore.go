@@ -21,17 +21,25 @@ import (
 // it. Its cost follows the directories that differ: it runs with an empty
 // index (Options.NoIndex), which git would otherwise read whole first.
 func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]TreeChange, error) {
-	out, err := r.Run(ctx, Options{NoIndex: true}, "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", from, to)
+	return r.DiffTreesIn(ctx, from, to, nil)
+}
+
+// DiffTreesIn is DiffTrees narrowed to the paths ps matches (nil or empty:
+// all), matched by git (Pathspec).
+func (r *Repo) DiffTreesIn(ctx context.Context, from, to string, ps *Pathspec) ([]TreeChange, error) {
+	args := append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", from, to}, ps.Argv()...)
+	out, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where()}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s and %s: %w", from, to, err)
 	}
 	return ParseDiffTreeRaw(out)
 }
 
-// DiffTreesEach runs DiffTrees for each pair (from, to), a few at a time,
-// and returns their changes in the order of pairs. On a failure it
-// returns the index of a pair that failed, and its error.
-func (r *Repo) DiffTreesEach(ctx context.Context, pairs [][2]string) ([][]TreeChange, int, error) {
+// DiffTreesEach runs DiffTreesIn for each pair (from, to), with ps (nil:
+// all paths), a few at a time, and returns their changes in the order of
+// pairs. On a failure it returns the index of a pair that failed, and its
+// error.
+func (r *Repo) DiffTreesEach(ctx context.Context, pairs [][2]string, ps *Pathspec) ([][]TreeChange, int, error) {
 	res := make([][]TreeChange, len(pairs))
 	errs := make([]error, len(pairs))
 	sem := make(chan struct{}, diffsAtOnce)
@@ -42,7 +50,7 @@ func (r *Repo) DiffTreesEach(ctx context.Context, pairs [][2]string) ([][]TreeCh
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res[i], errs[i] = r.DiffTrees(ctx, p[0], p[1])
+			res[i], errs[i] = r.DiffTreesIn(ctx, p[0], p[1], ps)
 		}()
 	}
 	wg.Wait()

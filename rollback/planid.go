@@ -29,9 +29,9 @@ type planDoc struct {
 	Guarded      bool            `json:"guarded"`
 	KeepHead     bool            `json:"keep_head"`
 	Outside      *string         `json:"outside"`
-	// Pathspec is the pathspec a rollback is narrowed to, absent when it
-	// is not: no version of the toolkit narrows one yet, and the ids of
-	// every whole-tree plan stay what they are when one does.
+	// Pathspec is the pathspec a rollback is narrowed to, as given,
+	// absent when it is not, so the ids of whole-tree plans stay what
+	// they were before plans could be narrowed.
 	Pathspec   []string  `json:"pathspec,omitempty"`
 	Repos      []docRepo `json:"repos"`
 	Restore    string    `json:"restore"`
@@ -96,6 +96,9 @@ func PlanDocument(res *Result, guarded bool, o Options) []byte {
 	if o.Outside != "" {
 		out := o.Outside
 		d.Outside = &out
+	}
+	if len(res.Pathspec) > 0 {
+		d.Pathspec = res.Pathspec
 	}
 	for _, r := range res.Repos {
 		dr := docRepo{Commit: r.Commit, Repo: r.Repo, Tree: r.Tree, Index: r.Index, Files: []docFile{}, Left: []docLeft{},

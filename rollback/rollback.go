@@ -33,6 +33,11 @@ type Options struct {
 	KeepHead   bool
 	DryRun     bool
 	Plan       string
+	// Pathspec, when not empty, narrows the plan and its rollback to the
+	// paths it matches, as git matches them (`-- <pathspec>...`); the
+	// capture S and the safety checkpoint still hold the whole tree. It
+	// enters the plan id with the directory it is relative to.
+	Pathspec *plumbing.Pathspec
 	// Caller is "agent" when an agent's harness runs the command (RFC 11.4),
 	// else "person".
 	Caller string
@@ -220,6 +225,11 @@ type Result struct {
 	After        string       `json:"after,omitempty"`
 	Exact        *bool        `json:"exact,omitempty"`
 	Note         string       `json:"note,omitempty"`
+	// Pathspec is the plan's pathspec as given, and Prefix the directory
+	// (relative to the top, with a trailing "/", or "") it is relative
+	// to; both absent when the plan is not narrowed.
+	Pathspec []string `json:"pathspec,omitempty"`
+	Prefix   string   `json:"prefix,omitempty"`
 }
 
 // plan is a computed plan: the result to show and what the real call
@@ -497,6 +507,13 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		if target.Rec.RepoEntry(c.Repo) == nil {
 			continue
 		}
+		if !o.Pathspec.Empty() {
+			// A pathspec narrows the top repository's paths (as git's
+			// own commands, which do not recurse into submodules
+			// unless told): a narrowed plan rolls no submodule back, and
+			// its gitlink, when the pathspec names it, is left (gitlink).
+			continue
+		}
 		sp := &plan{tree: &checkpoint.Tree{Repo: c.Git, Log: t.Log, Config: t.Config}, st: st, agent: a, target: target,
 			snap: c.Snap, snapAt: p.snapAt, guarded: p.guarded, rel: c.Repo, top: p}
 		if op := c.Git.Operation(); op != "" {
@@ -543,6 +560,12 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if o.DryRun {
 		g := p.guarded
 		p.res.Guarded = &g
+	}
+	if !o.Pathspec.Empty() {
+		p.res.Pathspec = o.Pathspec.Args
+		if p.res.Prefix, err = prefixOf(ctx, t, o.Pathspec.Dir); err != nil {
+			return nil, err
+		}
 	}
 	// The id binds what the plan shows, so it is made from the result
 	// itself (RFC 7.2, version p2).
@@ -601,7 +624,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	for _, w := range ws {
 		pairs = append(pairs, [2]string{w.from.commit, w.to.commit})
 	}
-	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs)
+	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs, o.Pathspec)
 	if err != nil {
 		if bad == 0 {
 			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
@@ -757,6 +780,9 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	sort.Strings(nestedDiff)
+	if nestedDiff, err = narrow(ctx, t, o.Pathspec, nestedDiff); err != nil {
+		return Repo{}, nil, err
+	}
 	for _, path := range nestedDiff {
 		addLeft(Left{Path: path, Reason: "gitlink", Detail: deref(subT[path])})
 	}
@@ -784,10 +810,24 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	sort.Slice(big, func(i, j int) bool { return big[i].Path < big[j].Path })
-	for _, l := range big {
-		addLeft(l)
+	bigPaths := make([]string, len(big))
+	for i, l := range big {
+		bigPaths[i] = l.Path
+	}
+	inSpec, err := narrow(ctx, t, o.Pathspec, bigPaths)
+	if err != nil {
+		return Repo{}, nil, err
+	}
+	for i, l := range big {
+		if len(inSpec) > 0 && inSpec[0] == bigPaths[i] {
+			inSpec = inSpec[1:]
+			addLeft(l)
+		}
 	}
 	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target, p.root().tree.Path(), p.prefix()); err != nil {
+		return Repo{}, nil, err
+	}
+	if repo.IgnoredEdits, err = narrow(ctx, t, o.Pathspec, repo.IgnoredEdits); err != nil {
 		return Repo{}, nil, err
 	}
 	return repo, nil, nil
@@ -895,6 +935,36 @@ func (p *plan) undone() *journal.RollbackStarted {
 		}
 	}
 	return nil
+}
+
+// narrow returns the members of paths (in their order) that ps matches,
+// asked of git (plumbing.Repo.Match); all of them when ps is empty.
+func narrow(ctx context.Context, t *checkpoint.Tree, ps *plumbing.Pathspec, paths []string) ([]string, error) {
+	if ps.Empty() || len(paths) == 0 {
+		return paths, nil
+	}
+	in, err := t.Repo.Match(ctx, ps, paths)
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "ls-files"}, "matching the pathspec")
+	}
+	out := []string{}
+	for _, p := range paths {
+		if in[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// prefixOf is dir relative to the top of t, with a trailing "/" ("" at
+// the top): where a pathspec typed in dir is relative to, as git's
+// `rev-parse --show-prefix` says it.
+func prefixOf(ctx context.Context, t *checkpoint.Tree, dir string) (string, error) {
+	out, err := t.Repo.Line(ctx, plumbing.Options{Dir: dir}, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "rev-parse"}, "finding the pathspec's directory")
+	}
+	return out, nil
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
@@ -1192,6 +1262,11 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 	}
 	if len(c.Drops) == 0 && why == "" {
 		return c, nil, nil // nothing to rewind: works on any harness
+	}
+	if !o.Pathspec.Empty() && why == "" {
+		// Some paths go back and the rest stay: the files match no point
+		// of the conversation.
+		why = "pathspec"
 	}
 	c.Rewinds = true
 	if target.Rec.ThroughTurn == nil && why == "" {

@@ -202,18 +202,9 @@ func showRescued(r rollback.Rescued) string {
 }
 
 // RollbackCommand is the git venom-rollback command that confirms the
-// dry run res made with o's choices: its agent, checkpoint and plan id,
-// and the choices that differ from the defaults.
+// plan res with the choices of o and the plan's pathspec, each word quoted
+// for a POSIX shell where it must be (commandLine), so it works pasted.
 func RollbackCommand(res *rollback.Result, o rollback.Options) string {
-	args := []string{"git venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}
-	if o.Restore != "" && o.Restore != "all" {
-		args = append(args, "--restore", o.Restore)
-	}
-	if o.Outside != "" {
-		args = append(args, "--outside", o.Outside)
-	}
-	if o.KeepHead {
-		args = append(args, "--keep-head")
-	}
-	return strings.Join(args, " ")
+	words := append([]string{"git", "venom-rollback", "--agent", res.Agent, res.Checkpoint, "--plan", res.Plan}, choiceArgs(o)...)
+	return commandLine(append(words, specArgs(res.Pathspec)...)...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
@@ -13,8 +14,8 @@ import (
 	"github.com/venom-org/git-venom/rollback"
 )
 
-const planUsage = "git venom-plan [--agent <id>] <k> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
-const rollbackUsage = "git venom-rollback [--agent <id>] <k> --plan <p2-…> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json]"
+const planUsage = "git venom-plan [--agent <id>] <k> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json | --name-status [-z]] [-- <pathspec>...]"
+const rollbackUsage = "git venom-rollback [--agent <id>] <k> --plan <p2-…> [--restore all|files] [--outside refuse|keep|overwrite] [--keep-head] [--json | --name-status [-z]] [-- <pathspec>...]"
 
 // rollbackFlags are the choices both commands take; they enter the plan id.
 type rollbackFlags struct {
@@ -25,6 +26,9 @@ type rollbackFlags struct {
 	plan     string
 	dryRun   bool
 	output   outputFlags
+	// nameStatus and z are the script output: one path a line (or NUL
+	// terminated fields with z), as git's --name-status.
+	nameStatus, z bool
 }
 
 func (f *rollbackFlags) add(fs *pflag.FlagSet) {
@@ -34,6 +38,8 @@ func (f *rollbackFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.keepHead, "keep-head", false, "restore the files and leave HEAD where it is")
 	fs.StringVar(&f.plan, "plan", "", "the plan id the dry run printed")
 	f.output.add(fs)
+	fs.BoolVar(&f.nameStatus, "name-status", false, "only the paths, one a line: A, M, D (or L: left) and the class, for scripts")
+	fs.BoolVarP(&f.z, "null", "z", false, "with --name-status: fields and lines end with NUL, paths unquoted")
 }
 
 func runPlan(ctx context.Context, e *env, args []string) error {
@@ -89,8 +95,24 @@ func Caller() string {
 }
 
 func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags, usage string) error {
-	if fs.NArg() != 1 {
-		return usageErr(usage, "name one checkpoint (k<n>)")
+	args, spec := splitDash(fs)
+	if len(args) != 1 {
+		return usageErr(usage, "name one checkpoint (k<n>), and any paths after --")
+	}
+	if f.z {
+		f.nameStatus = true
+	}
+	if f.nameStatus && e.JSON {
+		return usageErr(usage, "--name-status and --json are two outputs; choose one")
+	}
+	ps, err := pathspec(spec)
+	if err != nil {
+		return err
+	}
+	if ps != nil && !fs.Changed("restore") {
+		// Some paths go back and the rest stay, so the files match no
+		// point of the conversation: a narrowed rollback restores files.
+		f.restore = "files"
 	}
 	t, err := checkpoint.OpenTree(ctx, "")
 	if err != nil {
@@ -105,14 +127,18 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	if err != nil {
 		return err
 	}
-	o := RollbackOptions(rollback.Options{Agent: id, Checkpoint: fs.Arg(0), Restore: f.restore, Outside: f.outside,
-		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan})
+	o := RollbackOptions(rollback.Options{Agent: id, Checkpoint: args[0], Restore: f.restore, Outside: f.outside,
+		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Pathspec: ps})
 	res, err := rollback.Run(ctx, t, o)
 	if err != nil {
 		return err
 	}
 	if e.JSON {
 		writeJSON(e.Out, res)
+		return nil
+	}
+	if f.nameStatus {
+		printNameStatus(e, res, f.z)
 		return nil
 	}
 	if res.DryRun {
@@ -173,6 +199,59 @@ func printSubmodules(e *env, res *rollback.Result, w int) {
 			fmt.Fprintln(e.Out, planview.Fit("  "+l, w))
 		}
 		printRows(e, sv.Rows, w)
+	}
+}
+
+// choiceArgs are the options of o a plan's id binds, as the command line
+// gives them: --restore, --outside, --keep-head.
+func choiceArgs(o rollback.Options) []string {
+	var args []string
+	if o.Restore != "" && o.Restore != "all" {
+		args = append(args, "--restore", o.Restore)
+	}
+	if o.Outside != "" {
+		args = append(args, "--outside", o.Outside)
+	}
+	if o.KeepHead {
+		args = append(args, "--keep-head")
+	}
+	return args
+}
+
+// specArgs is "--" and the pathspec, or nothing.
+func specArgs(spec []string) []string {
+	if len(spec) == 0 {
+		return nil
+	}
+	return append([]string{"--"}, spec...)
+}
+
+// printNameStatus prints a plan's or rollback's paths for scripts, in
+// byte order: "A", "M" or "D" (create, modify, delete, as git's
+// --name-status) or "L" (left as it is), then the class (or the reason
+// for L), then the path, tab-separated and quoted as git quotes them; with
+// z each field ends with NUL and paths are as they are. A submodule's
+// paths (issue 18) follow the top's, relative to the top as a person
+// types them (sub/path).
+func printNameStatus(e *env, res *rollback.Result, z bool) {
+	var items []planview.Item
+	for i, r := range res.Repos {
+		its := planview.Items(r)
+		sort.SliceStable(its, func(a, b int) bool { return its[a].Path < its[b].Path })
+		for _, it := range its {
+			if i > 0 {
+				it.Path = r.Repo + "/" + it.Path
+			}
+			items = append(items, it)
+		}
+	}
+	letter := map[string]string{"create": "A", "modify": "M", "delete": "D", planview.Left: "L"}
+	for _, it := range items {
+		if z {
+			fmt.Fprintf(e.Out, "%s\x00%s\x00%s\x00", letter[it.Change], it.Class, it.Path)
+		} else {
+			fmt.Fprintf(e.Out, "%s\t%s\t%s\n", letter[it.Change], it.Class, quotePath(it.Path))
+		}
 	}
 }
 

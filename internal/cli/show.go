@@ -87,6 +87,13 @@ func printFiles(e *env, files []checkpoint.FileDiff) {
 	}
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func orDash(p *string) string {
 	if p == nil {
 		return "-"
@@ -98,6 +105,9 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	agent := fs.String("agent", "", "agent id")
 	path := fs.String("path", "", "also print the patch of this path")
+	stat := fs.Bool("stat", false, "git's diffstat of the files, instead of the list")
+	nameOnly := fs.Bool("name-only", false, "only the paths, one a line, for scripts")
+	z := fs.BoolP("null", "z", false, "with --name-only: paths end with NUL and are not quoted")
 	var of outputFlags
 	of.add(fs)
 	if err := e.parse(fs, subUsage("diff"), args); err != nil {
@@ -106,21 +116,35 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 	if err := e.setupOutput(ctx, "venom-checkpoint", of, true); err != nil {
 		return err
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return usageErr(subUsage("diff"), "diff takes a checkpoint and optionally a second one")
+	pos, spec := splitDash(fs)
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageErr(subUsage("diff"), "diff takes a checkpoint and optionally a second one, and any paths after --")
+	}
+	if *z {
+		*nameOnly = true
+	}
+	if n := btoi(*stat) + btoi(*nameOnly) + btoi(e.JSON); n > 1 {
+		return usageErr(subUsage("diff"), "--stat, --name-only and --json are different outputs; choose one")
+	}
+	ps, err := pathspec(spec)
+	if err != nil {
+		return err
 	}
 	t, st, id, err := openWithAgent(ctx, *agent)
 	if err != nil {
 		return err
 	}
-	from, err := t.Find(ctx, st, id, fs.Arg(0))
+	from, err := t.Find(ctx, st, id, pos[0])
 	if err != nil {
 		return err
 	}
 	out := checkpoint.Diff{From: from.ID(), To: "files"}
+	if ps != nil {
+		out.Pathspec = ps.Args
+	}
 	to := ""
-	if fs.NArg() == 2 {
-		s, err := t.Find(ctx, st, id, fs.Arg(1))
+	if len(pos) == 2 {
+		s, err := t.Find(ctx, st, id, pos[1])
 		if err != nil {
 			return err
 		}
@@ -132,8 +156,26 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 		}
 		to = string(snap.Tree)
 	}
-	if out.Files, err = t.TreeDiff(ctx, from.Rec.Repos[0].Commit, to); err != nil {
+	if *stat {
+		text, err := t.Stat(ctx, from.Rec.Repos[0].Commit, to, ps, e.columns(), e.palette != nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(e.Out, text)
+		return nil
+	}
+	if out.Files, err = t.TreeDiffIn(ctx, from.Rec.Repos[0].Commit, to, ps); err != nil {
 		return err
+	}
+	if *nameOnly {
+		for _, f := range out.Files {
+			if *z {
+				fmt.Fprintf(e.Out, "%s\x00", f.Path)
+			} else {
+				fmt.Fprintln(e.Out, quotePath(f.Path))
+			}
+		}
+		return nil
 	}
 	if *path != "" {
 		if out.Patch, err = t.PathPatch(ctx, from.Rec.Repos[0].Commit, to, *path); err != nil {

@@ -81,7 +81,7 @@ func (s *checkpointsScreen) refresh(m *Model) tea.Cmd {
 			pairs = append(pairs, [2]string{from, sv.Rec.Repos[0].Commit})
 			ids = append(ids, it.Checkpoint)
 		}
-		if diffs, _, err := t.Repo.DiffTreesEach(ctx, pairs); err == nil {
+		if diffs, _, err := t.Repo.DiffTreesEach(ctx, pairs, nil); err == nil {
 			for i, d := range diffs {
 				out.counts[ids[i]] = len(d)
 			}
