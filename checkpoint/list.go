@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
@@ -48,19 +49,25 @@ func (t *Tree) ResolveAgent(flag string, st *journal.State) (string, error) {
 // that it is there but holds another object than the logged commit (a
 // blob, a tree, a tag or another commit), as Find and the doctor say.
 type Item struct {
-	Checkpoint   string              `json:"checkpoint"`
-	Reason       string              `json:"reason"`
-	Turn         *string             `json:"turn"`
-	ThroughTurn  *string             `json:"through_turn"`
-	At           string              `json:"at"`
-	MidTurn      bool                `json:"mid_turn"`
-	Overlap      bool                `json:"overlap"`
-	Conversation bool                `json:"conversation"`
-	Label        string              `json:"label,omitempty"`
-	ToolCall     bool                `json:"tool_call,omitempty"`
-	Missing      bool                `json:"missing,omitempty"`
-	Moved        bool                `json:"moved,omitempty"`
-	Repos        []journal.RepoState `json:"repos"`
+	Checkpoint   string  `json:"checkpoint"`
+	Reason       string  `json:"reason"`
+	Turn         *string `json:"turn"`
+	ThroughTurn  *string `json:"through_turn"`
+	At           string  `json:"at"`
+	MidTurn      bool    `json:"mid_turn"`
+	Overlap      bool    `json:"overlap"`
+	Conversation bool    `json:"conversation"`
+	Label        string  `json:"label,omitempty"`
+	ToolCall     bool    `json:"tool_call,omitempty"`
+	Missing      bool    `json:"missing,omitempty"`
+	Moved        bool    `json:"moved,omitempty"`
+	// Reused is the toolkit's addition: this entry is a turn's start or
+	// end that found the tree as checkpoint Checkpoint (of another turn, or
+	// of none) holds it and made no new one (RFC 3.2, checkpoint.reused);
+	// Reason, Turn, ThroughTurn and At are that capture's, the rest the
+	// checkpoint's. Absent for a checkpoint's own entry.
+	Reused bool                `json:"reused,omitempty"`
+	Repos  []journal.RepoState `json:"repos"`
 }
 
 // Listing is agent.checkpoints' result (RFC 11.1).
@@ -72,11 +79,14 @@ type Listing struct {
 
 // ListOptions filters a listing: Turn keeps checkpoints of that turn,
 // Before those older than that checkpoint id, Limit caps the count
-// (default 50, as RFC 11.1).
+// (default 50, as RFC 11.1). NoReused leaves the reuses out.
 type ListOptions struct {
 	Turn   string
 	Before string
 	Limit  int
+	// NoReused leaves out the entries of captures that reused a
+	// checkpoint (Item.Reused): only each checkpoint's own.
+	NoReused bool
 }
 
 // List implements agent.checkpoints (RFC 11.1): the agent's checkpoints,
@@ -102,15 +112,53 @@ func (t *Tree) List(ctx context.Context, st *journal.State, agent string, o List
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "for-each-ref"}, "reading checkpoint refs")
 	}
-	for i := len(a.Checkpoints) - 1; i >= 0 && len(out.Checkpoints) < o.Limit; i-- {
-		s := a.Checkpoints[i]
+	// The checkpoints and the turn_start and turn_end captures that reused
+	// one of another turn (RFC 3.2: a turn_start that found the previous
+	// turn_end's tree makes no ref, but it is that turn's start, and
+	// --turn lists it), newest first. Other reuses (a manual capture that
+	// found nothing new) add nothing a person needs.
+	type entry struct {
+		seq   int64
+		s     *journal.Saved
+		reuse *journal.Capture
+	}
+	var all []entry
+	for _, s := range a.Checkpoints {
+		all = append(all, entry{seq: s.Seq, s: s})
+	}
+	for i := range a.Captures {
+		c := &a.Captures[i]
+		if c.Type != journal.TypeCheckpointReused || (c.Reason != ReasonTurnStart && c.Reason != ReasonTurnEnd) {
+			continue
+		}
+		if s := a.Checkpoint(c.Checkpoint); s != nil && (s.Rec.Turn == nil || *s.Rec.Turn != c.Turn) {
+			all = append(all, entry{seq: c.Seq, s: s, reuse: c})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].seq > all[j].seq })
+	for _, e := range all {
+		if len(out.Checkpoints) >= o.Limit {
+			break
+		}
+		s := e.s
 		if s.Pruned || (before > 0 && s.N >= before) {
 			continue
 		}
-		if o.Turn != "" && (s.Rec.Turn == nil || *s.Rec.Turn != o.Turn) {
+		it := t.item(a, s, have)
+		if c := e.reuse; c != nil {
+			if o.NoReused {
+				continue
+			}
+			it.Reused, it.Reason, it.Turn, it.ThroughTurn, it.At = true, c.Reason, nil, c.ThroughTurn, c.At
+			if c.Turn != "" {
+				turn := c.Turn
+				it.Turn = &turn
+			}
+		}
+		if o.Turn != "" && (it.Turn == nil || *it.Turn != o.Turn) {
 			continue
 		}
-		out.Checkpoints = append(out.Checkpoints, t.item(a, s, have))
+		out.Checkpoints = append(out.Checkpoints, it)
 	}
 	return out, nil
 }

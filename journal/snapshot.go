@@ -52,8 +52,9 @@ const (
 	// what a record means to the State does: 2, turn.ended's harness
 	// (issue 13 item 15), which a binary of version 1 replayed as absent;
 	// 3, rollback.ended's rescued (issue 13 item 2); 4, rollback.started's
-	// indexes (issue 18).
-	snapshotVersion = 4
+	// indexes (issue 18); 5, a reused capture's at and through_turn
+	// (Capture.At, ThroughTurn).
+	snapshotVersion = 5
 )
 
 // defaultSnapshotEvery is how many records a Load may replay past the
@@ -257,6 +258,8 @@ func encodeAgent(b []byte, a *Agent) []byte {
 		b = appendStr(b, c.Reason)
 		b = appendStr(b, c.Turn)
 		b = appendStr(b, c.Path)
+		b = appendStr(b, c.At)
+		b = appendOptStr(b, c.ThroughTurn)
 	}
 	b = appendLen(b, a.Edits == nil, len(a.Edits))
 	for _, e := range a.Edits {
@@ -622,7 +625,8 @@ func (d *decoder) agent(id string) *Agent {
 	if n := d.len(); n >= 0 {
 		a.Captures = make([]Capture, n)
 		for i := range a.Captures {
-			a.Captures[i] = Capture{Seq: d.varint(), Type: d.str(), Checkpoint: d.str(), Reason: d.str(), Turn: d.str(), Path: d.str()}
+			a.Captures[i] = Capture{Seq: d.varint(), Type: d.str(), Checkpoint: d.str(), Reason: d.str(), Turn: d.str(), Path: d.str(),
+				At: d.str(), ThroughTurn: d.optStr()}
 		}
 	}
 	if n := d.len(); n >= 0 {

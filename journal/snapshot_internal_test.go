@@ -92,7 +92,7 @@ func RichEntries(rng *rand.Rand, ag string, k, n int) []Entry {
 				Label: str("l"), ToolCall: rng.Intn(2) == 0, Repos: repos}})
 		case 3:
 			es = append(es, Entry{Type: TypeCheckpointReused, Body: Reused{Agent: ag, Checkpoint: fmt.Sprintf("k%d", k+i-1-rng.Intn(3)),
-				Reason: str("r"), Turn: opt("t"), At: str("a"), Label: str("l"), Path: str(tree)}})
+				Reason: str("r"), Turn: opt("t"), ThroughTurn: opt("t"), At: str("a"), Label: str("l"), Path: str(tree)}})
 		case 4:
 			es = append(es, Entry{Type: TypeCheckpointFailed, Body: Failed{Agent: ag, Reason: str("r"), Code: str("c"), Message: str("m"), Turn: opt("t"), Path: str(tree)}})
 		case 5:
@@ -242,10 +242,12 @@ AgentBinding.ForkAt string
 AgentBinding.ForkSource string
 AgentBinding.Harness string
 AgentBinding.HarnessSession string
+Capture.At string
 Capture.Checkpoint string
 Capture.Path string
 Capture.Reason string
 Capture.Seq int64
+Capture.ThroughTurn *string
 Capture.Turn string
 Capture.Type string
 Checkpoint.Agent string

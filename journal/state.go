@@ -49,6 +49,10 @@ type Capture struct {
 	Reason     string
 	Turn       string // "" between turns
 	Path       string
+	// At and ThroughTurn are a reused capture's own (checkpoint.reused's
+	// at and through_turn), for the listing; empty for the others.
+	At          string
+	ThroughTurn *string
 }
 
 // Turn is one turn of an agent.
@@ -207,7 +211,8 @@ func (s *State) apply(r *Raw) error {
 		if sv := a.byID[c.Checkpoint]; sv != nil && c.Label != "" {
 			sv.Label = c.Label
 		}
-		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path})
+		a.Captures = append(a.Captures, Capture{Seq: r.Seq, Type: r.Type, Checkpoint: c.Checkpoint, Reason: c.Reason, Turn: deref(c.Turn), Path: c.Path,
+			At: c.At, ThroughTurn: c.ThroughTurn})
 	case TypeCheckpointFailed:
 		c, err := decodeBody[Failed](r)
 		if err != nil {

@@ -148,6 +148,11 @@ type Conversation struct {
 	// otherwise interleave with the copy's), told once, if it is resumed,
 	// that the files were rolled back.
 	OldSessions []OldSession `json:"old_sessions,omitempty"`
+	// NoConversation is true for an agent that has none: no turn of it
+	// came from a harness (its checkpoints were taken by hand, from a
+	// shell), so nothing rewinds and --restore all restores its files.
+	// Absent otherwise.
+	NoConversation bool `json:"no_conversation,omitempty"`
 }
 
 // OldSession is a harness session a rewind leaves behind (RFC 8's source
@@ -480,7 +485,8 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	if conv.Rewinds && binding != nil {
 		conv.OldSessions = oldSessions(st, a, conv.Drops, binding)
 	}
-	if o.Restore == "files" {
+	if o.Restore == "files" && hasConversation(a) {
+		// An agent with no conversation has no next prompt to tell.
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
 	p.snapAt = time.Now()
@@ -1229,6 +1235,13 @@ func Note(tmpl string, through *string) string {
 // the binding a rewind records. restore=files never rewinds.
 func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o Options) (Conversation, *journal.AgentBinding, error) {
 	c := Conversation{ThroughTurn: target.Rec.ThroughTurn, Drops: []string{}}
+	if !hasConversation(a) {
+		// Checkpoints taken by hand: there is no conversation to keep in
+		// step with the files, so --restore all is --restore files with
+		// nobody to tell.
+		c.NoConversation = true
+		return c, nil, nil
+	}
 	if o.Restore == "files" {
 		return c, nil, nil
 	}
@@ -1323,6 +1336,27 @@ func conversation(t *checkpoint.Tree, a *journal.Agent, target *journal.Saved, o
 	// the dry run shows the same resume command the real call returns.
 	return c, &journal.AgentBinding{Agent: a.ID, Harness: harness,
 		ForkSource: turn.HarnessSession, ForkAt: end}, nil
+}
+
+// hasConversation reports whether agent a has a conversation: a turn of
+// it that a harness reported (a hook's capture, or --harness by hand), a
+// binding to a harness session, or a fork of another agent's (RFC 10).
+// An agent whose checkpoints were all taken by hand has none.
+func hasConversation(a *journal.Agent) bool {
+	if a.Binding != nil {
+		return true
+	}
+	for _, tu := range a.Turns {
+		if tu.Harness != "" {
+			return true
+		}
+	}
+	for _, s := range a.Checkpoints {
+		if s.Rec.Reason == checkpoint.ReasonFork {
+			return true
+		}
+	}
+	return false
 }
 
 // CanRewind reports whether a harness can continue a conversation from a

@@ -66,7 +66,7 @@ test_expect_success 'a label given to a deduplicated capture goes on the reused 
 	take manual --label "safe point" &&
 	test_json take.json ".checkpoint == \"k3\"" ".reused == true" ".label == \"safe point\"" &&
 	git venom-checkpoint list --agent a --json >l.json &&
-	test_json l.json "[.checkpoints[] | [.checkpoint, .label]] == [[\"k3\", \"safe point\"], [\"k2\", null], [\"k1\", null]]" &&
+	test_json l.json "[.checkpoints[] | [.checkpoint, .label, .reason, .reused]] == [[\"k3\", \"safe point\", \"turn_start\", true], [\"k3\", \"safe point\", \"turn_end\", null], [\"k2\", null, \"manual\", null], [\"k1\", null, \"turn_start\", null]]" &&
 	git venom-checkpoint show k3 --agent a --json >s.json &&
 	test_json s.json ".label == \"safe point\""
 '

@@ -15,7 +15,7 @@ turns () {
 }
 
 ids () {
-	git venom-checkpoint list --agent $1 --json | jq -r '[.checkpoints[].checkpoint] | join(" ")'
+	git venom-checkpoint list --agent $1 --json | jq -r '[.checkpoints[] | select(.reused | not) | .checkpoint] | join(" ")'
 }
 
 test_expect_success 'setup: five turns of agent a (k1..k10)' '

@@ -17,10 +17,15 @@ log_types () {
 
 # --- P. Conversation / file mismatch -----------------------------------------
 
+# The agents of these cases have a conversation: their turns come from a
+# harness (--harness, as a hook gives it). An agent whose checkpoints were
+# taken by hand has none (t0022).
+HARNESS="--harness claude-code --harness-session s1"
+
 test_expect_success 'BR-58: files only must be asked for, and then the agent is told (the note)' '
 	case_repo br58 &&
 	echo a >a && git add . && git commit -qm init &&
-	K1=$(ts) && echo "def calculate_tax(): pass" >tax.py && K2=$(te) &&
+	K1=$(ts $HARNESS) && echo "def calculate_tax(): pass" >tax.py && K2=$(te $HARNESS) &&
 	plan $K1 >"$OUT/default.json" &&
 	test_json "$OUT/default.json" ".restore == \"all\"" ".conversation == {rewinds: true, through_turn: null, drops: [\"t1\"]}" &&
 	rb $K1 --restore files >"$OUT/r.json" &&
@@ -36,8 +41,8 @@ test_expect_success 'BR-58: files only must be asked for, and then the agent is 
 test_expect_success 'BR-58: restore=all on a harness that cannot rewind is unsupported.harness_capability, data.fix --restore=files, nothing changed' '
 	case_repo br58h &&
 	echo a >a && git add . && git commit -qm init &&
-	K1=$(ts) && echo b >>a && K2=$(te) &&
-	K3=$(ts) && echo c >>a && K4=$(te) &&
+	K1=$(ts --harness gemini) && echo b >>a && K2=$(te --harness gemini) &&
+	K3=$(ts --harness gemini) && echo c >>a && K4=$(te --harness gemini) &&
 	tree_state >"$OUT/tree.0" && refs_state >"$OUT/refs.0" && log_types >"$OUT/log.0" &&
 	venom_fails unsupported.harness_capability "$OUT/e.json" plan $K2 --restore all &&
 	test_json "$OUT/e.json" ".error.data.fix == \"--restore=files\"" &&
@@ -91,7 +96,7 @@ test_expect_success 'BR-59: a path an edit call names is class agent; the shell'
 test_expect_success 'BR-60: restore=all is all or nothing: a failed rewind writes no file and changes no binding' '
 	case_repo br60 &&
 	echo a >a && git add . && git commit -qm init &&
-	K1=$(ts) && echo b >>a && K2=$(te) &&
+	K1=$(ts $HARNESS) && echo b >>a && K2=$(te $HARNESS) &&
 	tree_state >"$OUT/tree.0" &&
 	plan $K1 >"$OUT/plan.json" &&
 	test_json "$OUT/plan.json" ".conversation.rewinds == true" &&

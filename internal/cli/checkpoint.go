@@ -258,6 +258,9 @@ func checkpointList(ctx context.Context, e *env, args []string) error {
 		case c.Missing:
 			flags += " MISSING-REF"
 		}
+		if c.Reused {
+			flags += " (reused: the tree was as " + c.Checkpoint + " holds it)"
+		}
 		if c.Label != "" {
 			flags += " \"" + c.Label + "\""
 		}

@@ -39,7 +39,7 @@ func checkpointShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	a := st.Agents[id]
-	l, err := t.List(ctx, st, id, checkpoint.ListOptions{Before: fmt.Sprintf("k%d", s.N+1), Limit: 1})
+	l, err := t.List(ctx, st, id, checkpoint.ListOptions{Before: fmt.Sprintf("k%d", s.N+1), Limit: 1, NoReused: true})
 	if err != nil {
 		return err
 	}

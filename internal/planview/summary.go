@@ -216,6 +216,8 @@ func (s Summary) conversation() string {
 		through = *c.ThroughTurn
 	}
 	switch {
+	case c.NoConversation:
+		return "none: no harness reported a turn of this agent (its checkpoints were taken by hand)"
 	case s.Restore == "files":
 		return "stays; the agent is told the files were rolled back"
 	case c.Rewinds && s.DryRun:

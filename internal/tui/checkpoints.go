@@ -63,7 +63,9 @@ func (s *checkpointsScreen) refresh(m *Model) tea.Cmd {
 		if a == nil {
 			return nil, rfcerr.New("not_found.agent", map[string]any{"agent": agent}, "no agent %s in this repository's log", agent)
 		}
-		l, err := t.List(ctx, st, agent, checkpoint.ListOptions{Limit: 1 << 30})
+		// Each checkpoint once (not list's reused turn starts): a row is one
+		// checkpoint and its diff against the one before.
+		l, err := t.List(ctx, st, agent, checkpoint.ListOptions{Limit: 1 << 30, NoReused: true})
 		if err != nil {
 			return nil, err
 		}

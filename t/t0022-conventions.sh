@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+
+test_description='what people take for granted: no conversation without a harness, a reused turn_start listed under its turn, the disk report, checkpoints hidden from git log --all'
+
+. "$(dirname "$0")/test-lib.sh"
+
+test_expect_success 'setup: two turns of an agent with no harness (checkpoints by hand)' '
+	test_commit base a.txt "a" &&
+	git venom-checkpoint --agent me --reason turn_start >/dev/null &&
+	echo "b" >b.txt &&
+	git venom-checkpoint --agent me --reason turn_end >/dev/null &&
+	git venom-checkpoint --agent me --reason turn_start >/dev/null &&
+	echo "c" >c.txt &&
+	git venom-checkpoint --agent me --reason turn_end >/dev/null
+'
+
+test_expect_success 'an agent with no harness has no conversation: --restore all restores the files and says so' '
+	git venom-plan --agent me k1 >out &&
+	grep "^conversation: none: no harness reported a turn of this agent" out &&
+	! grep "dropping" out &&
+	git venom-plan --agent me k1 --json >plan.json &&
+	test_json plan.json ".restore == \"all\"" ".conversation.no_conversation == true" \
+		".conversation.rewinds == false" ".conversation.drops == []" "has(\"note\") | not" &&
+	git venom-rollback --agent me k1 --plan $(jq -r .plan plan.json) --json >rb.json &&
+	test_json rb.json ".conversation.no_conversation == true" "has(\"note\") | not" &&
+	test_path_is_missing b.txt && test_path_is_missing c.txt &&
+	venom_log | jq -r .type >types &&
+	! grep -e "^agent.binding$" -e "^note.pending$" types
+'
+
+test_expect_success 'an agent whose turns a harness reported keeps its conversation: gemini cannot rewind, so --restore all refuses' '
+	git venom-checkpoint --agent g1 --harness gemini --harness-session s --reason turn_start >/dev/null &&
+	echo "g" >g.txt &&
+	git venom-checkpoint --agent g1 --harness gemini --harness-session s --reason turn_end >/dev/null &&
+	git venom-checkpoint --agent g1 --harness gemini --harness-session s --reason turn_start >/dev/null &&
+	echo "h" >h.txt &&
+	git venom-checkpoint --agent g1 --harness gemini --harness-session s --reason turn_end >/dev/null &&
+	test_expect_code 10 git venom-plan --agent g1 k2 --outside overwrite --json >err.json &&
+	test_json err.json ".error.code == \"unsupported.harness_capability\""
+'
+
+test_expect_success 'a deduplicated turn_start shows under its turn in list' '
+	git init -q "$VENOM_TEST_ROOT/dedup" && (
+	cd "$VENOM_TEST_ROOT/dedup" &&
+	printf "/%s\n" out first "*.json" >>.git/info/exclude &&
+	test_commit one f.txt 1 &&
+	git venom-checkpoint --agent d --reason turn_start >/dev/null &&
+	echo 2 >f.txt &&
+	git venom-checkpoint --agent d --reason turn_end >/dev/null &&
+	git venom-checkpoint --agent d --reason turn_start --json >ts.json &&
+	test_json ts.json ".reused == true" ".checkpoint == \"k2\"" &&
+	git venom-checkpoint list --agent d --turn t2 --json >l.json &&
+	test_json l.json "[.checkpoints[] | [.checkpoint, .reason, .turn, .reused]] == [[\"k2\", \"turn_start\", \"t2\", true]]" &&
+	git venom-checkpoint list --agent d >out &&
+	sed -n 1p out >first &&
+	grep "^k2    turn_start   t2 .*(reused: the tree was as k2 holds it)$" first &&
+	grep "^k2    turn_end     t1 " out &&
+	git venom-checkpoint show --agent d k2 --json >s.json &&
+	test_json s.json ".reason == \"turn_end\"" "has(\"reused\") | not"
+	)
+'
+
+test_done
