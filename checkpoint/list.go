@@ -220,7 +220,7 @@ func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*
 	}
 	if s == nil || s.Pruned {
 		return nil, rfcerr.New("not_found.checkpoint", data, "agent %s has no checkpoint %s", agent, id).
-			WithHint("`git venom-checkpoint list --agent %s` lists them", agent)
+			WithHint("the checkpoints of %s: git venom-checkpoint list --agent %s", agent, agent)
 	}
 	if len(s.Rec.Repos) == 0 {
 		return nil, rfcerr.New("not_found.checkpoint", data, "checkpoint %s of %s names no tree", id, agent)

@@ -59,6 +59,7 @@ type docHead struct {
 	Commits int     `json:"commits"`
 	From    *string `json:"from"`
 	Moves   bool    `json:"moves"`
+	Since   int     `json:"since,omitempty"`
 	To      *string `json:"to"`
 }
 
@@ -102,7 +103,7 @@ func PlanDocument(res *Result, guarded bool, o Options) []byte {
 	}
 	for _, r := range res.Repos {
 		dr := docRepo{Commit: r.Commit, Repo: r.Repo, Tree: r.Tree, Index: r.Index, Files: []docFile{}, Left: []docLeft{},
-			Head: docHead{Commits: r.Head.Commits, From: r.Head.From, Moves: r.Head.Moves, To: r.Head.To}}
+			Head: docHead{Commits: r.Head.Commits, From: r.Head.From, Moves: r.Head.Moves, Since: r.Head.Since, To: r.Head.To}}
 		for _, f := range r.Files {
 			dr.Files = append(dr.Files, docFile{Change: f.Change, Class: f.Class, Path: f.Path, PathBytes: pathBytes(f.Path)})
 		}

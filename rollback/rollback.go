@@ -89,6 +89,12 @@ type Head struct {
 	From    *string `json:"from"`
 	To      *string `json:"to"`
 	Commits int     `json:"commits"`
+	// Since is the toolkit's addition: when HEAD stays (a guarded tree,
+	// --keep-head) and commits were made on it since the checkpoint's
+	// HEAD, how many (git rev-list HEAD ^<checkpoint's HEAD>). They stay,
+	// and the files the rollback puts back show their changes as
+	// uncommitted reversals. 0 otherwise.
+	Since int `json:"since,omitempty"`
 }
 
 // Repo is one member of the result's repos[]. Commit (the checkpoint's
@@ -395,7 +401,7 @@ func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, 
 	if a.Archived {
 		return nil, nil, rfcerr.New("conflict.invalid_transition", map[string]any{"agent": o.Agent},
 			"agent %s is archived; its checkpoints are still git commits", o.Agent).
-			WithHint("`git venom-checkpoint list --agent %s` names them; git can read them", o.Agent)
+			WithHint("its checkpoints, which git can read: git venom-checkpoint list --agent %s", o.Agent)
 	}
 	if open := a.OpenTurn(); open != nil {
 		since := ""
@@ -500,7 +506,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	// target, or gone since, has no plan of its own: its parent leaves
 	// its gitlink (RFC 7.4 reason gitlink, T's commit in detail), and
 	// nothing of its work tree or git dir is touched.
-	outsideBy := map[string][]string{}
+	outsideBy := map[string][]File{}
 	repo, out, err := p.computeRepo(ctx, o)
 	if err != nil {
 		return nil, err
@@ -597,7 +603,7 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 // HEAD's move, the deletions and writes. refused lists the outside paths
 // when --outside (as given, or by default in a guarded tree) refuses
 // them; the caller gathers them from every repository.
-func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused []string, err error) {
+func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused []File, err error) {
 	t, a, st, target := p.tree, p.agent, p.st, p.target
 	tr := *target.Rec.RepoEntry(p.repoName())
 	repo = Repo{Repo: p.repoName(), Path: t.Path(), Commit: tr.Commit, Tree: string(p.snap.Tree), Files: []File{}, Left: []Left{}, IgnoredEdits: []string{}}
@@ -621,6 +627,16 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 			p.indexTree = plumbing.OID(idx)
 			repo.Index = idx
 		}
+	}
+	if !repo.Head.Moves && cur != nil && tr.Head != nil && *tr.Head != *cur {
+		// HEAD stays where commits were made since the checkpoint (a
+		// guarded tree, --keep-head): they stay, and the files going back
+		// show their changes as uncommitted reversals.
+		_, since, err := t.Repo.RevListParents(ctx, p.snap.Head, plumbing.OID(*tr.Head))
+		if err != nil {
+			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "rev-list"}, "counting the commits since the checkpoint")
+		}
+		repo.Head.Since = len(since)
 	}
 
 	// What differs between S and T, and what changed in each window
@@ -653,7 +669,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if outside == "refuse" {
 		for _, c := range changes {
 			if class[c.Path] == ClassOutside && !isGitlink(c) {
-				refused = append(refused, c.Path)
+				refused = append(refused, File{Path: c.Path, Change: changeOf(c), Class: ClassOutside})
 			}
 		}
 		if len(refused) > 0 {
@@ -842,15 +858,19 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 // outsideErr is RFC 7.3's conflict.outside_edits for the outside paths of
 // every repository (data.repos: [{repo, paths}], in repos order). A
 // submodule's paths are named relative to the top in the message.
-func outsideErr(repos []Repo, by map[string][]string) error {
+func outsideErr(repos []Repo, by map[string][]File) error {
 	var data []map[string]any
 	var all []string
 	for _, r := range repos {
-		ps := by[r.Repo]
-		if len(ps) == 0 {
+		fs := by[r.Repo]
+		if len(fs) == 0 {
 			continue
 		}
-		data = append(data, map[string]any{"repo": r.Repo, "paths": ps})
+		ps, chg := make([]string, len(fs)), make([]string, len(fs))
+		for i, f := range fs {
+			ps[i], chg[i] = f.Path, f.Change
+		}
+		data = append(data, map[string]any{"repo": r.Repo, "paths": ps, "changes": chg})
 		for _, q := range ps {
 			if r.Repo != checkpoint.TopRepo {
 				q = r.Repo + "/" + q
@@ -858,9 +878,15 @@ func outsideErr(repos []Repo, by map[string][]string) error {
 			all = append(all, q)
 		}
 	}
+	// A few paths in the hint, never thousands: the CLI shows them folded
+	// (data has every one).
+	first, more := all, ""
+	if len(all) > 3 {
+		first, more = all[:3], fmt.Sprintf(" and %d more", len(all)-3)
+	}
 	return rfcerr.New("conflict.outside_edits", map[string]any{"repos": data},
 		"%d path(s) changed outside the agent's turns; choose --outside=keep or --outside=overwrite", len(all)).
-		WithHint("outside: %s", strings.Join(all, ", ")).
+		WithHint("outside: %s%s", strings.Join(first, ", "), more).
 		WithHint("keep leaves them as they are; overwrite restores them too (their content stays in the safety checkpoint)")
 }
 

@@ -112,7 +112,7 @@ test_expect_success 'BR-03: a rollback never stashes; a person'"'"'s older file 
 	K1=$(ts) && echo y >>x && K2=$(te) &&
 	echo later >late.md &&
 	venom_fails conflict.outside_edits "$OUT/refused.json" plan $K1 &&
-	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \".\", paths: [\"late.md\"]}]" &&
+	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \".\", paths: [\"late.md\"], changes: [\"delete\"]}]" &&
 	plan $K1 --outside keep >"$OUT/plan.json" &&
 	test_json "$OUT/plan.json" ".guarded == true" \
 		".repos[0].files == [{path: \"x\", change: \"modify\", class: \"turn\"}]" \

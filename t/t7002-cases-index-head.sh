@@ -55,7 +55,7 @@ test_expect_success 'BR-13 1: a guarded rollback never moves HEAD or the branch;
 	br13_setup &&
 	I0=$(index_hash) &&
 	rb $K1 >"$OUT/r1.json" &&
-	test_json "$OUT/r1.json" ".repos[0].head == {moves: false, from: \"$C\", to: \"$C\", commits: 0}" \
+	test_json "$OUT/r1.json" ".repos[0].head == {moves: false, from: \"$C\", to: \"$C\", commits: 0, since: 1}" \
 		".repos[0].files == [{path: \"b\", change: \"delete\", class: \"turn\"}]" ".exact == true" &&
 	test "$(git rev-parse HEAD)" = "$C" && test "$(git rev-parse main)" = "$C" &&
 	test "$(git symbolic-ref HEAD)" = refs/heads/main &&
@@ -103,7 +103,7 @@ test_expect_success 'BR-13 3: unguarded, pushed: conflict.commits_pushed changes
 	refs_state >"$OUT/refs.1" && test_cmp "$OUT/refs.0" "$OUT/refs.1" &&
 	tree_state >"$OUT/tree.1" && test_cmp "$OUT/tree.0" "$OUT/tree.1" && test "$(index_hash)" = "$I0" &&
 	rb $K1 --keep-head >"$OUT/r3.json" &&
-	test_json "$OUT/r3.json" ".repos[0].head == {moves: false, from: \"$C\", to: \"$C\", commits: 0}" \
+	test_json "$OUT/r3.json" ".repos[0].head == {moves: false, from: \"$C\", to: \"$C\", commits: 0, since: 1}" \
 		".repos[0].files == [{path: \"b\", change: \"delete\", class: \"turn\"}]" ".repos[0].left == []" &&
 	test "$(git rev-parse HEAD)" = "$C" && test "$(git rev-parse origin/main)" = "$C" && test_path_is_missing b &&
 	echo " D b" >"$OUT/expect" && git status --porcelain >"$OUT/actual" && test_cmp "$OUT/expect" "$OUT/actual"

@@ -85,7 +85,7 @@ test_expect_success 'BR-43: another agent'"'"'s live turn in the tree is conflic
 	# both edits of that window are outside (the case'"'"'s script expected
 	# a.txt restored; the RFC wins).
 	venom_fails conflict.outside_edits "$OUT/outside.json" plan $K1 &&
-	test_json "$OUT/outside.json" ".error.data.repos == [{repo: \".\", paths: [\"a.txt\", \"b.txt\"]}]" &&
+	test_json "$OUT/outside.json" ".error.data.repos == [{repo: \".\", paths: [\"a.txt\", \"b.txt\"], changes: [\"modify\", \"modify\"]}]" &&
 	rb $K1 --outside keep >"$OUT/r.json" &&
 	test_json "$OUT/r.json" ".shared_with == [\"a2\"]" ".repos[0].files == []" \
 		".repos[0].left == [{path: \"a.txt\", reason: \"outside\"}, {path: \"b.txt\", reason: \"outside\"}]" &&
@@ -101,7 +101,7 @@ test_expect_success 'BR-43: a1'"'"'s edit before a2 started is restored, a2'"'"'
 	AG=a2 ts >/dev/null && echo a2-edit >>b.txt &&
 	K2=$(AG=a1 te) && AG=a2 te >/dev/null &&
 	venom_fails conflict.outside_edits "$OUT/outside.json" plan $K1 &&
-	test_json "$OUT/outside.json" ".error.data.repos == [{repo: \".\", paths: [\"b.txt\"]}]" &&
+	test_json "$OUT/outside.json" ".error.data.repos == [{repo: \".\", paths: [\"b.txt\"], changes: [\"modify\"]}]" &&
 	rb $K1 --outside keep >"$OUT/r.json" &&
 	test_json "$OUT/r.json" ".shared_with == [\"a2\"]" \
 		".repos[0].files == [{path: \"a.txt\", change: \"modify\", class: \"turn\"}]" \

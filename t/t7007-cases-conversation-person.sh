@@ -151,7 +151,7 @@ test_expect_success 'BR-62: in a guarded tree a person'"'"'s edits are refused b
 	cp README.md "$OUT/readme.person" &&
 	tree_state >"$OUT/tree.0" &&
 	venom_fails conflict.outside_edits "$OUT/refused.json" plan $K1 &&
-	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \".\", paths: [\"README.md\", \"notes/todo.md\"]}]" &&
+	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \".\", paths: [\"README.md\", \"notes/todo.md\"], changes: [\"modify\", \"delete\"]}]" &&
 	tree_state >"$OUT/tree.1" && test_cmp "$OUT/tree.0" "$OUT/tree.1" &&
 	I0=$(index_hash) &&
 	rb $K1 --outside keep >"$OUT/r.json" &&

@@ -97,7 +97,7 @@ test_expect_success 'a p1 plan id that RFC 7.2 digests for the tree as it is now
 	venom_fails conflict.rollback_stale "$OUT/r.json" git venom-rollback --agent $AG $K1 --restore files --plan $P1 --json &&
 	test_json "$OUT/r.json" ".error.data.plan_version == \"p1\"" ".error.message | contains(\"p2\")" &&
 	test_expect_code 5 git venom-rollback --agent $AG $K1 --restore files --plan $P1 2>"$OUT/err" &&
-	grep "^hint: run \`git venom-plan --agent $AG $K1\` again" "$OUT/err" &&
+	grep "^hint: read the new plan before you confirm it: git venom-plan --agent $AG $K1 --restore files$" "$OUT/err" &&
 	test_path_is_file a.txt
 '
 

@@ -283,7 +283,7 @@ func openWithAgent(ctx context.Context, flag string) (*checkpoint.Tree, *journal
 	}
 	id, err := t.ResolveAgent(flag, st)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", agentHints(err, st.AgentIDs(t.Path()))
 	}
 	return t, st, id, nil
 }

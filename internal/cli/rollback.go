@@ -125,13 +125,16 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	warnInterrupted(ctx, e, t, st)
 	id, err := t.ResolveAgent(f.agent, st)
 	if err != nil {
-		return err
+		return agentHints(err, st.AgentIDs(t.Path()))
 	}
 	o := RollbackOptions(rollback.Options{Agent: id, Checkpoint: args[0], Restore: f.restore, Outside: f.outside,
 		KeepHead: f.keepHead, DryRun: f.dryRun, Plan: f.plan, Pathspec: ps})
 	res, err := rollback.Run(ctx, t, o)
 	if err != nil {
-		return err
+		if re := rfcerr.As(err); re != nil && re.Code == "not_found.agent" {
+			return agentHints(err, st.AgentIDs(t.Path()))
+		}
+		return planHints(err, o, spec)
 	}
 	if e.JSON {
 		writeJSON(e.Out, res)

@@ -494,7 +494,7 @@ func TestRollbackOutsideEdits(t *testing.T) {
 	r.Write("b.txt", "a person's edit\n")
 	r.Write("c.txt", "another\n")
 	data := wantError(t, venom(t, r.Dir, "plan", "--agent", "a1", "k1", "--restore", "files", "--json"), "conflict.outside_edits")
-	want := []any{map[string]any{"repo": ".", "paths": []any{"b.txt", "c.txt"}}}
+	want := []any{map[string]any{"repo": ".", "paths": []any{"b.txt", "c.txt"}, "changes": []any{"modify", "modify"}}}
 	if repos, _ := data["repos"].([]any); len(repos) == 1 {
 		if m, ok := repos[0].(map[string]any); ok {
 			if ps, ok := m["paths"].([]any); ok {

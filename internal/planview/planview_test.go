@@ -278,3 +278,21 @@ func TestSummaryTest262(t *testing.T) {
 		t.Errorf("filter: %v", lines(only))
 	}
 }
+
+// TestSummaryHeadSince: when HEAD stays with commits made since the
+// checkpoint, the summary says they stay, as uncommitted reversals.
+func TestSummaryHeadSince(t *testing.T) {
+	t.Parallel()
+	head := "0123456789abcdef0123456789abcdef01234567"
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", DryRun: true, Restore: "all",
+		Repos: []rollback.Repo{{Head: rollback.Head{From: &head, To: &head, Since: 1}}}}
+	var got string
+	for _, l := range Summarize(res).Lines() {
+		if strings.HasPrefix(l, "HEAD:") {
+			got = l
+		}
+	}
+	if want := "HEAD:         stays at 0123456789, so the 1 commit made since k1 stays; the files going back show their changes as uncommitted reversals"; got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+}

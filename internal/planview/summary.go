@@ -200,6 +200,16 @@ func (s Summary) head() string {
 	case h.Moves:
 		return fmt.Sprintf("moves from %s to %s, leaving %s (still reachable from the safety checkpoint)",
 			short(h.From), short(h.To), plural(h.Commits, "commit", "commits"))
+	case h.From != nil && h.Since > 0 && s.DryRun:
+		verb := "stay"
+		if h.Since == 1 {
+			verb = "stays"
+		}
+		return fmt.Sprintf("stays at %s, so the %s made since %s %s; the files going back show their changes as uncommitted reversals",
+			short(h.From), plural(h.Since, "commit", "commits"), s.Checkpoint, verb)
+	case h.From != nil && h.Since > 0:
+		return fmt.Sprintf("stayed at %s with the %s made since %s; their changes show as uncommitted reversals (git status)",
+			short(h.From), plural(h.Since, "commit", "commits"), s.Checkpoint)
 	case h.From != nil:
 		if s.DryRun {
 			return "stays at " + short(h.From)
