@@ -41,6 +41,16 @@ test_expect_success INSTALLED,MAN 'the rollback synopsis, as man shows it' '
 	! grep -F -e "*" -e "⟨" syn.out
 '
 
+test_expect_success INSTALLED 'the bash and zsh completion are installed where bash-completion and zsh look' '
+	for c in checkpoint plan rollback hook doctor; do
+		cmp "$VENOM_SRC/completion/git-venom.bash" "$prefix/share/bash-completion/completions/git-venom-$c" &&
+		cmp "$VENOM_SRC/completion/zsh/_git-venom-$c" "$prefix/share/zsh/site-functions/_git-venom-$c" || return 1
+	done &&
+	cmp "$VENOM_SRC/completion/zsh/_git_venom" "$prefix/share/zsh/site-functions/_git_venom" &&
+	bash -c ". \"$prefix/share/bash-completion/completions/git-venom-plan\" && declare -F _git_venom_plan && complete -p git-venom-plan" >comp.out &&
+	grep "^_git_venom_plan$" comp.out
+'
+
 test_expect_success INSTALLED 'the installed binaries work through git' '
 	git init -q repo &&
 	(cd repo && PATH="$prefix/bin:$VENOM_TEST_ORIG_PATH" git venom-checkpoint --json) >take.json &&

@@ -31,7 +31,7 @@ test_expect_success 'not on a terminal: no pager and no colour' '
 test_expect_success TTY 'on a terminal the plan goes through GIT_PAGER, in colour, outside in gold' '
 	test_terminal env GIT_PAGER="cat >pager.out" git venom-plan --agent a1 k1 --outside overwrite >out &&
 	test_must_be_empty out &&
-	grep "^${ESC}\[1mplan p1-" pager.out &&
+	grep "^${ESC}\[1mplan p[12]-" pager.out &&
 	grep "^${ESC}\[38;5;178m! modify  outside  notes.md${ESC}\[m$" pager.out &&
 	grep "^  ${ESC}\[31mdelete${ESC}\[m  turn     agent.txt$" pager.out
 '
@@ -52,20 +52,20 @@ test_expect_success TTY 'the pager is git'"'"'s: GIT_PAGER, then core.pager, the
 	rm -f core.out &&
 	test_terminal env PAGER="cat >env.out" git-venom-plan --agent a1 k1 --outside keep >out &&
 	test_path_is_file env.out &&
-	grep "^${ESC}\[1mplan p1-" env.out
+	grep "^${ESC}\[1mplan p[12]-" env.out
 '
 
 test_expect_success TTY '--no-pager, git --no-pager and pager.venom-plan=false print to the terminal' '
 	rm -f pager.out &&
 	test_terminal env GIT_PAGER="cat >pager.out" git venom-plan --no-pager --agent a1 k1 --outside keep >out &&
 	test_path_is_missing pager.out &&
-	grep "^${ESC}\[1mplan p1-" out &&
+	grep "^${ESC}\[1mplan p[12]-" out &&
 	test_terminal env GIT_PAGER="cat >pager.out" git --no-pager venom-plan --agent a1 k1 --outside keep >out &&
 	test_path_is_missing pager.out &&
-	grep "plan p1-" out &&
+	grep "plan p[12]-" out &&
 	test_terminal env GIT_PAGER="cat >pager.out" git -c pager.venom-plan=false venom-plan --agent a1 k1 --outside keep >out &&
 	test_path_is_missing pager.out &&
-	grep "plan p1-" out
+	grep "plan p[12]-" out
 '
 
 test_expect_success TTY 'pager.venom-plan names a pager of its own; git -p pages once' '

@@ -79,7 +79,7 @@ test_expect_success 'an interrupted turn (no Stop) is ended by the next prompt' 
 
 test_expect_success 'git venom-checkpoint list shows the session'"'"'s checkpoints' '
 	git venom-checkpoint list --agent $CLAUDE --json >list.json &&
-	test_json list.json "[.checkpoints[].checkpoint] == [\"k3\", \"k2\", \"k1\"]"
+	test_json list.json "[.checkpoints[] | select(.reused | not) | .checkpoint] == [\"k3\", \"k2\", \"k1\"]"
 '
 
 test_expect_success 'a second session in the tree is a second agent' '

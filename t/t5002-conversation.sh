@@ -223,7 +223,7 @@ test_expect_success 'after a --restore all, going forward again with --restore a
 	three_turns forward &&
 	rb k2 >"$OUT/r.json" &&
 	git venom-checkpoint list --agent $A --json >"$OUT/list.json" &&
-	test_json "$OUT/list.json" "[.checkpoints[] | select(.checkpoint == \"k3\" or .checkpoint == \"k4\") | .conversation] == [false, false]" &&
+	test_json "$OUT/list.json" "[.checkpoints[] | select(.reused | not) | select(.checkpoint == \"k3\" or .checkpoint == \"k4\") | .conversation] == [false, false]" &&
 	venom_fails conflict.checkpoint_files_only "$OUT/e.json" plan k4 &&
 	test_json "$OUT/e.json" ".error.data.why == \"dropped_turn\""
 '
