@@ -168,16 +168,7 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 	}
 
 	if have, err := t.Repo.ResolveRefs(ctx, refs.Prefix); err == nil && len(have) > 0 {
-		args := []string{"rev-list", "--objects", "--disk-usage", "--glob=" + refs.Prefix + "*", "--not", "--branches", "--tags", "--remotes"}
-		if n, err := t.Repo.Line(ctx, plumbing.Options{NoWorkTree: true}, args...); err == nil {
-			b, _ := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
-			if b > SizeWarn {
-				add("checkpoints.size", "warn", "lower venom.checkpoints.keep or keepFor, ignore generated files, then let `git gc` reclaim them",
-					"objects only checkpoints hold take %d bytes", b)
-			} else {
-				add("checkpoints.size", "ok", "", "objects only checkpoints hold take %d bytes", b)
-			}
-		}
+		out = append(out, t.diskCheck(ctx))
 	}
 	return out
 }

@@ -134,3 +134,29 @@ func nested(set map[string]bool, p string) bool {
 	}
 	return false
 }
+
+// UserConfig is the value of config key as the person's own config gives
+// it (their files, and `git -c`), without the pins every git child runs
+// with (gc.auto=0 among them): `git config --get-all key` lists the values
+// in the order git reads them, and the pins, given last, come last. ok is
+// false when the person set none.
+func (r *Repo) UserConfig(ctx context.Context, key string) (value string, ok bool, err error) {
+	out, err := r.Run(ctx, Options{NoWorkTree: true}, "config", "--get-all", key)
+	if err != nil && !IsExit(err, 1) {
+		return "", false, err
+	}
+	vals := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(out) == 0 {
+		vals = nil
+	}
+	for i := len(pins) - 1; i >= 0; i-- {
+		k, v, _ := strings.Cut(pins[i], "=")
+		if strings.EqualFold(k, key) && len(vals) > 0 && vals[len(vals)-1] == v {
+			vals = vals[:len(vals)-1]
+		}
+	}
+	if len(vals) == 0 {
+		return "", false, nil
+	}
+	return vals[len(vals)-1], true, nil
+}

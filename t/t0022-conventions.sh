@@ -60,4 +60,40 @@ test_expect_success 'a deduplicated turn_start shows under its turn in list' '
 	)
 '
 
+test_expect_success 'the doctor counts loose objects as the files on disk, and suggests git gc over gc.auto' '
+	git init -q "$VENOM_TEST_ROOT/disk" && (
+	cd "$VENOM_TEST_ROOT/disk" &&
+	printf "/%s\n" "*.json" >>.git/info/exclude &&
+	test_commit one f.txt 1 &&
+	# 150 new files: 150 blobs, a tree and a commit that only the checkpoint holds.
+	perl -e "for my \$i (1..150) { open my \$f, q(>), qq(gen\$i.txt) or die; print \$f qq(unique \$i\n) }" &&
+	git venom-checkpoint --agent d --json >/dev/null &&
+	git -c gc.auto=100 venom-doctor --json >doc.json &&
+	jq -c ".checks[] | select(.id == \"checkpoints.size\")" doc.json >size.json &&
+	test_json size.json ".level == \"warn\"" ".fix | test(\"git gc\")" \
+		".message | test(\"152 objects loose\")" &&
+	git count-objects -v | sed -n "s/^size: //p" >kib &&
+	test "$(cat kib)" -gt 100 &&
+	git venom-doctor --json >doc.json &&
+	jq -c ".checks[] | select(.id == \"checkpoints.size\")" doc.json >size.json &&
+	test_json size.json ".level == \"ok\"" &&
+	git gc -q &&
+	git -c gc.auto=100 venom-doctor --json >doc.json &&
+	jq -c ".checks[] | select(.id == \"checkpoints.size\")" doc.json >size.json &&
+	test_json size.json ".level == \"ok\"" ".message | test(\" 0 objects loose\")" &&
+	git for-each-ref refs/venom/checkpoints/d >refs.out && test_line_count = 1 refs.out
+	)
+'
+
+test_expect_success 'the README'"'"'s way to hide checkpoints from git log --all works' '
+	cmd=$(sed -n "s/^git log --oneline --graph --exclude=/--exclude=/p" "$VENOM_SRC/README.md") &&
+	test -n "$cmd" &&
+	git log --all --format=%H >all.out &&
+	eval "git log --format=%H $cmd" >excl.out &&
+	git venom-checkpoint list --agent me --json | jq -r ".checkpoints[0].repos[0].commit" >ck.out &&
+	grep -f ck.out all.out &&
+	! grep -f ck.out excl.out &&
+	git rev-parse HEAD >head.out && grep -f head.out excl.out
+'
+
 test_done

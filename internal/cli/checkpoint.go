@@ -319,17 +319,7 @@ func countReason(s []plumbing.Skip, reason string) int {
 	return n
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func humanBytes(n int64) string { return checkpoint.HumanBytes(n) }
 
 func age(at string) string {
 	t, err := time.Parse(time.RFC3339Nano, at)
