@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/venom-org/git-venom/internal/failpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
@@ -120,9 +121,22 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		return nil, rfcerr.Wrap("invalid_params.agent", err, map[string]any{"agent": o.Agent}, "bad --agent")
 	}
 	if t.Config.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.Config.Timeout)
+		// The bound scales with the paths the capture finds changed
+		// (PathsPerTimeout), once its walk has counted them.
+		start := time.Now()
+		sctx, cancel := withStretchableTimeout(ctx, t.Config.Timeout)
 		defer cancel()
+		ctx = sctx
+		prev := t.Repo.OnProgress
+		t.Repo.OnProgress = func(step string, done, total int) {
+			if step == "capture.stage" && done == 0 {
+				sctx.stretch(start.Add(scaledTimeout(t.Config.Timeout, total)))
+			}
+			if prev != nil {
+				prev(step, done, total)
+			}
+		}
+		defer func() { t.Repo.OnProgress = prev }()
 	}
 	if !o.Locked {
 		al, err := journal.WaitLock(ctx, t.Log.LockPath(AgentLock(o.Agent)), true)
@@ -382,7 +396,9 @@ func repoState(c Captured, top string) journal.RepoState {
 // and after it, the turn it belongs to and its through_turn. A turn_start
 // while a turn is open first ends that turn (synthetic: an interrupt fires
 // no hook); a turn_end with no open turn opens and closes a turn with no
-// start. Neither is an error: a capture is never lost to bookkeeping.
+// start, unless it retries the turn_end of the turn that just ended
+// (RetriedEnd), whose end it then is. Neither is an error: a capture is
+// never lost to bookkeeping.
 func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal.Entry, turn, through *string) {
 	open := a.OpenTurn()
 	last := a.LastEnded()
@@ -403,6 +419,10 @@ func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal
 		id := next
 		if open != nil {
 			id = open.ID()
+		} else if rt := RetriedEnd(a, t.Path()); rt != nil {
+			// The turn_end of the turn that just ended, whose own turn_end
+			// capture failed: that turn's end, not a turn of its own.
+			id = rt.ID()
 		} else {
 			pre = append(pre, journal.Entry{Type: journal.TypeTurnStarted, Body: &journal.TurnStarted{Agent: o.Agent, Turn: id, NoStart: true,
 				Harness: o.Harness.Name, HarnessSession: o.Harness.Session, HarnessTurn: o.Harness.Turn}})
@@ -417,6 +437,42 @@ func (t *Tree) turnRecords(a *journal.Agent, o TakeOptions) (pre, post []journal
 		}
 	}
 	return pre, post, turn, through
+}
+
+// RetriedEnd is the turn whose turn_end capture a turn_end now retries:
+// the agent's last turn, when every capture of the agent in tree path
+// since that turn's last successful one is a failed turn_end of it (a
+// timeout, say) and the turn has ended by it. nil otherwise. Its retry is
+// that turn's end, so RFC 7.3's windows see the turn from its start to the
+// retry (classes.go), and the agent's work stays the turn's instead of
+// looking like a person's (issue 15).
+func RetriedEnd(a *journal.Agent, path string) *journal.Turn {
+	if len(a.Turns) == 0 {
+		return nil
+	}
+	last := a.Turns[len(a.Turns)-1]
+	if last.EndSeq == 0 {
+		return nil
+	}
+	failed := false
+	for i := len(a.Captures) - 1; i >= 0; i-- {
+		c := a.Captures[i]
+		if c.Path != path {
+			continue
+		}
+		if c.Type != journal.TypeCheckpointFailed {
+			return nil
+		}
+		if c.Reason != ReasonTurnEnd || c.Turn != last.ID() {
+			return nil
+		}
+		failed = true
+		break
+	}
+	if !failed {
+		return nil
+	}
+	return last
 }
 
 // setCheckpoint fills the checkpoint id into turn records made before the
@@ -467,7 +523,8 @@ func classify(t *Tree, err error) *rfcerr.Error {
 			WithHint("ignore the build output (.gitignore), or raise venom.checkpoints.maxTotalBytes")
 	case errors.Is(err, context.DeadlineExceeded):
 		return rfcerr.New("timeout.checkpoint", map[string]any{"repo": repo},
-			"capture of %s did not finish within venom.checkpoints.timeout (%s)", t.Path(), t.Config.Timeout)
+			"capture of %s did not finish within venom.checkpoints.timeout (%s, once for each %d changed paths)", t.Path(), t.Config.Timeout, PathsPerTimeout).
+			WithHint("raise it (git config venom.checkpoints.timeout 120s) or ignore generated files; a turn_end retried for the same turn is still that turn's end")
 	}
 	reason := "git"
 	var ge *plumbing.Error

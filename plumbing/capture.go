@@ -390,6 +390,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// (a status child per submodule) would be a second walk.
 		ignoreSubs = "--ignore-submodules=dirty"
 	}
+	r.progress("capture.walk", 0, 0)
 	// walk runs status; rewritten says that it replaced the private index.
 	walk := func() (status []Status, rewritten bool, err error) {
 		before, _ := os.Stat(idx)

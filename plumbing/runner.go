@@ -153,6 +153,9 @@ type Repo struct {
 		err  error
 	}
 	trees treeCache // trees read or written by this process's tree edits
+	// OnProgress, when set, hears how far the long steps are (Progress);
+	// it may be called from several goroutines.
+	OnProgress Progress
 }
 
 // Options changes one run of git.

@@ -1007,7 +1007,7 @@ const maxSeedArgs = 32 << 10
 func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string, cacheinfo ...string) error {
 	args := append(append([]string{"update-index", "-z", "--add", "--remove", "--replace"}, cacheinfo...), "--stdin")
 	for try := 1; ; try++ {
-		_, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(paths))}, args...)
+		_, err := r.Run(ctx, Options{Env: env, Stdin: r.pathsReader("capture.stage", paths)}, args...)
 		if err == nil {
 			return nil
 		}

@@ -61,11 +61,22 @@ func windows(st *journal.State, a *journal.Agent, path, rel string, target *jour
 		pp := p
 		prev = &pp
 	}
+	// failedEnd is the turn whose turn_end capture failed, when nothing
+	// but such failures broke the window since the last point: a
+	// turn_end of that turn that then succeeds is its retry, and ends the
+	// turn window (checkpoint.RetriedEnd). Any other failure, a pruned
+	// checkpoint, or a turn_start after it leaves the window a gap.
+	failedEnd := ""
 	for _, c := range a.Captures {
 		if c.Seq < target.Seq || c.Path != path {
 			continue
 		}
 		if c.Type == journal.TypeCheckpointFailed {
+			if c.Reason == checkpoint.ReasonTurnEnd && c.Turn != "" && (!broken || failedEnd == c.Turn) {
+				failedEnd = c.Turn
+			} else {
+				failedEnd = ""
+			}
 			broken = true
 			continue
 		}
@@ -75,12 +86,15 @@ func windows(st *journal.State, a *journal.Agent, path, rel string, target *jour
 			rs = sv.Rec.RepoEntry(rel)
 		}
 		if rs == nil {
-			broken = true
+			broken, failedEnd = true, ""
 			continue
+		}
+		if broken && failedEnd != "" && c.Reason == checkpoint.ReasonTurnEnd && c.Turn == failedEnd {
+			broken = false // the retried turn_end of the turn
 		}
 		p := point{seq: c.Seq, commit: rs.Commit, reason: c.Reason, turn: c.Turn}
 		add(p, broken)
-		broken = false
+		broken, failedEnd = false, ""
 	}
 	// The last window, from the newest capture to S, is always a gap.
 	if prev != nil {

@@ -552,7 +552,11 @@ func (ap *applier) run(ctx context.Context) error {
 	ap.wrote = map[string]stamp{}
 	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
 	byDepth(deletes)
-	for _, c := range deletes {
+	if len(deletes) > 0 {
+		r.Report("rollback.delete", 0, len(deletes))
+	}
+	for i, c := range deletes {
+		r.Report("rollback.delete", i+1, len(deletes))
 		if ok, detail := ap.w.checkDelete(c.Path); !ok {
 			ap.leave(c.Path, "something is in the way: "+detail)
 			continue
@@ -578,13 +582,18 @@ func (ap *applier) run(ctx context.Context) error {
 	// own bits back, in any rollback; in an undo, what is not there now
 	// gets the bits its rollback logged (own first: the first wins).
 	recorded := append(dirsOnly(ap.own), ap.restore...)
+	if len(p.writes) > 0 {
+		r.Report("restore.write", 0, len(p.writes))
+	}
 	for start := 0; start < len(p.writes); start += writeBatch {
 		if err := ctx.Err(); err != nil {
 			return err // interrupted: move nothing more away
 		}
-		if err := ap.writeOneBatch(ctx, p.writes[start:min(start+writeBatch, len(p.writes))], recorded); err != nil {
+		end := min(start+writeBatch, len(p.writes))
+		if err := ap.writeOneBatch(ctx, p.writes[start:end], recorded); err != nil {
 			return err
 		}
+		r.Report("restore.write", end, len(p.writes))
 		if p.rel == "" {
 			failpoint.Hit("rollback.batch-written")
 		} else {

@@ -141,6 +141,7 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.startProgress(t.Repo)
 	// The log is replayed here only when the agent must be found in it;
 	// Take replays it again under the agent's lock either way.
 	var st *journal.State

@@ -118,6 +118,7 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 	if err != nil {
 		return err
 	}
+	e.startProgress(t.Repo)
 	st, err := t.Log.Load()
 	if err != nil {
 		return checkpoint.LogError(err, "reading the log")
