@@ -86,7 +86,7 @@ func parseConfig(out []byte, err error) (Config, error) {
 		}
 		k, v, _ := strings.Cut(string(rec), "\n")
 		if lk := strings.ToLower(k); lk == "core.filemode" || lk == "core.symlinks" {
-			if b, err := parseBool(v); err != nil || !b {
+			if b, err := ParseBool(v); err != nil || !b {
 				c.ModesFromDisk = false // unreadable: as if off, the full way
 				if lk == "core.filemode" {
 					c.ExecFromDisk = false
@@ -105,7 +105,7 @@ func (c *Config) set(key, v string) error {
 	var err error
 	switch strings.ToLower(key) {
 	case "venom.checkpoints.enabled":
-		c.Enabled, err = parseBool(v)
+		c.Enabled, err = ParseBool(v)
 	case "venom.checkpoints.maxfilebytes":
 		c.MaxFileBytes, err = ParseSize(v)
 	case "venom.checkpoints.maxtotalbytes":
@@ -139,7 +139,7 @@ func parseToolCalls(v string) (string, error) {
 	case ToolCallsOff:
 		return ToolCallsOff, nil
 	}
-	if b, err := parseBool(v); err == nil {
+	if b, err := ParseBool(v); err == nil {
 		if b {
 			return ToolCallsShell, nil
 		}
@@ -148,7 +148,9 @@ func parseToolCalls(v string) (string, error) {
 	return "", fmt.Errorf("%q is not shell, all or off", v)
 }
 
-func parseBool(v string) (bool, error) {
+// ParseBool reads a boolean as git does: true, yes, on, 1 or nothing (a
+// bare key) are true; false, no, off, 0 false; anything else an error.
+func ParseBool(v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "", "true", "yes", "on", "1":
 		return true, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/plumbing"
 )
@@ -102,7 +103,7 @@ func colorBool(v string) (string, bool) {
 	case "never", "always", "auto":
 		return strings.ToLower(v), true
 	}
-	b, err := parseGitBool(v)
+	b, err := checkpoint.ParseBool(v)
 	if err != nil {
 		return "", false
 	}
@@ -110,16 +111,6 @@ func colorBool(v string) (string, bool) {
 		return "auto", true
 	}
 	return "never", true
-}
-
-func parseGitBool(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on", "1", "":
-		return true, nil
-	case "false", "no", "off", "0":
-		return false, nil
-	}
-	return false, strconv.ErrSyntax
 }
 
 // setupOutput decides, for command name ("venom-plan", "venom-checkpoint"),
@@ -169,7 +160,7 @@ func (e *env) setupOutput(ctx context.Context, name string, o outputFlags, pageB
 			}
 		}
 	}
-	inUse, _ := parseGitBool(os.Getenv("GIT_PAGER_IN_USE"))
+	inUse, _ := checkpoint.ParseBool(os.Getenv("GIT_PAGER_IN_USE"))
 	inUse = inUse && os.Getenv("GIT_PAGER_IN_USE") != ""
 	if !tty && !inUse && when != "always" {
 		return nil
@@ -179,7 +170,7 @@ func (e *env) setupOutput(ctx context.Context, name string, o outputFlags, pageB
 	if tty && !inUse && !o.noPager {
 		want, command := pageByDefault, ""
 		if v, ok := cfg.get("pager." + name); ok {
-			if b, err := parseGitBool(v); err == nil {
+			if b, err := checkpoint.ParseBool(v); err == nil {
 				want = b
 			} else {
 				want, command = true, v
@@ -217,7 +208,7 @@ func (e *env) setupOutput(ctx context.Context, name string, o outputFlags, pageB
 	if when == "auto" {
 		usePager := true
 		if v, ok := cfg.get("color.pager"); ok {
-			usePager, _ = parseGitBool(v)
+			usePager, _ = checkpoint.ParseBool(v)
 		}
 		term := os.Getenv("TERM")
 		switch {
