@@ -9,8 +9,8 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man/man1
 # Shell completion: where bash-completion loads a command's file by name
-# (git's completion asks it for git-venom-<cmd>), and where zsh's _git
-# finds _git-* files and compinit their #compdef.
+# (git's completion asks it for git-venom-<cmd> and git-venom), and where
+# zsh's _git finds _git-* files and compinit their #compdef.
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 # Parallel jobs for the t/ suite; each script has its own trash directory.
@@ -50,7 +50,7 @@ install: $(INSTALL_DEPS)
 	mkdir -p "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)" "$(DESTDIR)$(BASHCOMPDIR)" "$(DESTDIR)$(ZSHCOMPDIR)"
 	for b in $(BINS); do cp "$$b" "$(DESTDIR)$(BINDIR)/" || exit 1; chmod 0755 "$(DESTDIR)$(BINDIR)/$${b##*/}" || exit 1; done
 	for m in $(MAN_PAGES); do cp "$$m" "$(DESTDIR)$(MANDIR)/" || exit 1; chmod 0644 "$(DESTDIR)$(MANDIR)/$${m##*/}" || exit 1; done
-	for c in $(CMDS); do cp completion/git-venom.bash "$(DESTDIR)$(BASHCOMPDIR)/git-venom-$$c" || exit 1; chmod 0644 "$(DESTDIR)$(BASHCOMPDIR)/git-venom-$$c" || exit 1; done
+	for c in $(CMDS:%=git-venom-%) git-venom; do cp completion/git-venom.bash "$(DESTDIR)$(BASHCOMPDIR)/$$c" || exit 1; chmod 0644 "$(DESTDIR)$(BASHCOMPDIR)/$$c" || exit 1; done
 	for f in completion/zsh/_*; do cp "$$f" "$(DESTDIR)$(ZSHCOMPDIR)/" || exit 1; chmod 0644 "$(DESTDIR)$(ZSHCOMPDIR)/$${f##*/}" || exit 1; done
 
 ## man: render docs/man/*.md into roff man pages (docs/man/*.1) with go-md2man

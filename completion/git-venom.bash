@@ -1,12 +1,13 @@
 # bash completion for git-venom: git venom-checkpoint, venom-plan,
-# venom-rollback, venom-doctor and venom-hook.
+# venom-rollback, venom-doctor, venom-hook and git venom (the terminal UI).
 #
 # `make install` puts this file in $(PREFIX)/share/bash-completion/completions
-# under each command's name (git-venom-plan, ...). bash-completion loads it
-# from there by name: for `git-venom-plan <TAB>`, and for `git venom-plan
-# <TAB>` through git's own completion, which calls _completion_loader
-# "git-venom-plan" and then the function _git_venom_plan. Sourcing it by
-# hand (`. git-venom.bash`) works too.
+# under each command's name (git-venom-plan, ..., and git-venom).
+# bash-completion loads it from there by name: for `git-venom-plan <TAB>`,
+# and for `git venom-plan <TAB>` through git's own completion, which calls
+# _completion_loader "git-venom-plan" and then the function
+# _git_venom_plan (for `git venom <TAB>`, "git-venom" and _git_venom).
+# Sourcing it by hand (`. git-venom.bash`) works too.
 #
 # It completes subcommands, options and their values, agent ids and
 # checkpoint ids (from the refs under refs/venom/checkpoints, which mirror
@@ -55,11 +56,14 @@ __git_venom_plan_opts="--agent --restore --outside --keep-head --name-status -z 
 __git_venom_rollback_opts="$__git_venom_plan_opts --plan --dry-run"
 __git_venom_doctor_opts="--json -C --directory -h --help"
 __git_venom_hook_opts="--agent --scope --json -C --directory -h --help"
+__git_venom_venom_opts="--agent -C --directory -h --help"
 
 # __git_venom_complete CMD: completes the words of git venom-CMD, whether
-# typed as `git venom-CMD ...` or `git-venom-CMD ...`.
+# typed as `git venom-CMD ...` or `git-venom-CMD ...`; CMD "venom" is the
+# terminal UI, `git venom` (git-venom).
 __git_venom_complete () {
-	local cmd=$1 i start= w sub= agent= dashdash= npos=0 eq=
+	local cmd=$1 i start= w sub= agent= dashdash= npos=0 eq= name=venom-$1
+	test "$cmd" = venom && name=venom
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=
 	test "$COMP_CWORD" -gt 0 && prev=${COMP_WORDS[COMP_CWORD-1]}
 	# bash splits --agent=x at "=" (COMP_WORDBREAKS): complete the value.
@@ -77,7 +81,7 @@ __git_venom_complete () {
 		w=${COMP_WORDS[i]}
 		if test -z "$start"; then
 			case "$w" in
-			venom-"$cmd" | git-venom-"$cmd" | */git-venom-"$cmd") start=$i ;;
+			"$name" | git-"$name" | */git-"$name") start=$i ;;
 			esac
 			continue
 		fi
@@ -150,6 +154,9 @@ __git_venom_complete () {
 			__git_venom_reply "$(__git_venom_checkpoints "$agent")" "$cur"; return ;;
 		esac ;;
 	doctor) opts=$__git_venom_doctor_opts ;;
+	venom)
+		# The terminal UI takes no arguments, so no "--" either.
+		__git_venom_reply "$__git_venom_venom_opts" "$cur"; return ;;
 	hook)
 		opts=$__git_venom_hook_opts
 		case "$cur" in
@@ -160,16 +167,18 @@ __git_venom_complete () {
 	__git_venom_reply "$opts --" "$cur"
 }
 
-# The functions git's completion calls for `git venom-<cmd> <TAB>`, and
-# bash's for `git-venom-<cmd> <TAB>`.
+# The functions git's completion calls for `git venom-<cmd> <TAB>` and
+# `git venom <TAB>`, and bash's for `git-venom-<cmd> <TAB>`.
 _git_venom_checkpoint () { __git_venom_complete checkpoint; }
 _git_venom_plan () { __git_venom_complete plan; }
 _git_venom_rollback () { __git_venom_complete rollback; }
 _git_venom_doctor () { __git_venom_complete doctor; }
 _git_venom_hook () { __git_venom_complete hook; }
+_git_venom () { __git_venom_complete venom; }
 
 complete -o bashdefault -o default -F _git_venom_checkpoint git-venom-checkpoint
 complete -o bashdefault -o default -F _git_venom_plan git-venom-plan
 complete -o bashdefault -o default -F _git_venom_rollback git-venom-rollback
 complete -o bashdefault -o default -F _git_venom_doctor git-venom-doctor
 complete -o bashdefault -o default -F _git_venom_hook git-venom-hook
+complete -o bashdefault -o default -F _git_venom git-venom

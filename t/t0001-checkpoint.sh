@@ -30,7 +30,7 @@ test_expect_success '-h prints the usage of every subcommand and exits 129, as g
 '
 
 test_expect_success 'the usage names no pflag types and no [=true|false]' '
-	for cmd in "venom-checkpoint" "venom-checkpoint list" "venom-checkpoint diff" "venom-plan" "venom-rollback" "venom-doctor"; do
+	for cmd in "venom-checkpoint" "venom-checkpoint list" "venom-checkpoint diff" "venom-plan" "venom-rollback" "venom-doctor" "venom"; do
 		test_expect_code 129 git $cmd -h >out &&
 		! grep -e "\[=true|false\]" -e " string " -e " int " out || return 1
 	done
@@ -42,6 +42,14 @@ test_expect_success 'git venom-plan -h does not offer --plan; the rollback does'
 	grep "^    --agent <id>  " out &&
 	test_expect_code 129 git venom-rollback -h >out &&
 	grep "^    --plan <plan>  " out
+'
+
+test_expect_success 'git venom -h (the TUI) prints its usage as the commands do and exits 129' '
+	test_expect_code 129 git venom -h >out 2>err &&
+	test_must_be_empty err &&
+	grep "^usage: git venom \[--agent <id>\] \[-C <dir>\]$" out &&
+	grep "^    --agent <id>  *open this agent" out &&
+	grep "^    -C, --directory <dir>  " out
 '
 
 test_expect_success '--help given to the binary itself prints the usage' '

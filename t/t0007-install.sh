@@ -46,6 +46,8 @@ test_expect_success INSTALLED 'the bash and zsh completion are installed where b
 		cmp "$VENOM_SRC/completion/git-venom.bash" "$prefix/share/bash-completion/completions/git-venom-$c" &&
 		cmp "$VENOM_SRC/completion/zsh/_git-venom-$c" "$prefix/share/zsh/site-functions/_git-venom-$c" || return 1
 	done &&
+	cmp "$VENOM_SRC/completion/git-venom.bash" "$prefix/share/bash-completion/completions/git-venom" &&
+	cmp "$VENOM_SRC/completion/zsh/_git-venom" "$prefix/share/zsh/site-functions/_git-venom" &&
 	cmp "$VENOM_SRC/completion/zsh/_git_venom" "$prefix/share/zsh/site-functions/_git_venom" &&
 	bash -c ". \"$prefix/share/bash-completion/completions/git-venom-plan\" && declare -F _git_venom_plan && complete -p git-venom-plan" >comp.out &&
 	grep "^_git_venom_plan$" comp.out

@@ -36,7 +36,8 @@ bcomp () {
 		if test -n "$GIT"; then
 			__git_wrap__git_main
 		else
-			case "$1" in
+			case "$1:$2" in
+			git-venom:* | *:venom) f=_git_venom ;;
 			git-venom-*) f=_git_venom_${1#git-venom-} ;;
 			*) f=_git_venom_${2#venom-} ;;
 			esac
@@ -97,13 +98,26 @@ test_expect_success 'bash: every option each command lists in -h is completed' '
 	done
 '
 
+test_expect_success 'bash: git venom (the terminal UI): its options and agents, no arguments' '
+	bcomp git venom - >actual &&
+	printf "%s\n" --agent --directory --help -C -h >expect && test_cmp expect actual &&
+	bcomp git venom --agent "" >actual &&
+	printf "%s\n" a1 zed >expect && test_cmp expect actual &&
+	bcomp git-venom --agent=a >actual && echo --agent=a1 >expect && test_cmp expect actual &&
+	bcomp git venom --agent a1 "" >actual &&
+	printf "%s\n" --agent --directory --help -C -h >expect && test_cmp expect actual
+'
+
 test_expect_success GIT_COMPLETION 'bash through git'"'"'s completion: git venom-<TAB>, then options and ids' '
 	GIT=1 bcomp git venom- >actual &&
 	printf "%s\n" venom-checkpoint venom-doctor venom-hook venom-plan venom-rollback >expect &&
 	test_cmp expect actual &&
 	GIT=1 bcomp git venom-plan --ag >actual && echo --agent >expect && test_cmp expect actual &&
 	GIT=1 bcomp git venom-plan --agent zed "" >actual && echo k1 >expect && test_cmp expect actual &&
-	GIT=1 bcomp git venom-checkpoint --agent a1 l >actual && echo list >expect && test_cmp expect actual
+	GIT=1 bcomp git venom-checkpoint --agent a1 l >actual && echo list >expect && test_cmp expect actual &&
+	GIT=1 bcomp git venom --ag >actual && echo --agent >expect && test_cmp expect actual &&
+	GIT=1 bcomp git venom --agent "" >actual &&
+	printf "%s\n" a1 zed >expect && test_cmp expect actual
 '
 
 # zcomp LINE: what zsh shows after LINE and a TAB.
@@ -127,6 +141,14 @@ test_expect_success ZSH 'zsh: options, values, subcommands, agents and checkpoin
 	zcomp "git venom-plan --agent z" >out && grep "git venom-plan --agent zed $" out &&
 	zcomp "git venom-checkpoint show --agent zed " >out && grep "git venom-checkpoint show --agent zed k1 $" out &&
 	zcomp "git venom-checkpoint --agent zed show " >out && grep "git venom-checkpoint --agent zed show k1 $" out
+'
+
+test_expect_success ZSH 'zsh: git venom (the terminal UI) is a command, with its options and agents' '
+	zcomp "git venom" >out &&
+	grep "^venom  *-- the terminal UI: " out &&
+	zcomp "git venom --ag" >out && grep "git venom --agent=$" out &&
+	zcomp "git venom --agent z" >out && grep "git venom --agent zed $" out &&
+	zcomp "git-venom --ag" >out && grep "git-venom --agent=$" out
 '
 
 test_done

@@ -217,7 +217,7 @@ func (e *env) parse(fs *pflag.FlagSet, usage string, args []string) error {
 		return rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, "%s", err.Error()).WithHint("usage: %s", usage)
 	}
 	if *help {
-		fmt.Fprintf(e.Out, "usage: %s\n\n%s", usage, flagUsages(fs))
+		fmt.Fprintf(e.Out, "usage: %s\n\n%s", usage, FlagUsages(fs))
 		return errHelp
 	}
 	if e.Dir != "" {
@@ -238,11 +238,12 @@ var placeholders = map[string]string{
 	"scope": "scope", "color": "when",
 }
 
-// flagUsages lists fs's options as git's -h does: one an option, four
+// FlagUsages lists fs's options as git's -h does: one an option, four
 // spaces in, its description at column 27 (on the next line when the
 // option is longer), hidden ones left out, and no pflag type names or
-// [=true|false].
-func flagUsages(fs *pflag.FlagSet) string {
+// [=true|false]; an option's value is named by placeholders. The
+// commands and the TUI (git venom -h) print it under their usage line.
+func FlagUsages(fs *pflag.FlagSet) string {
 	var b strings.Builder
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {

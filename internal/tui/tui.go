@@ -23,7 +23,7 @@ import (
 	"github.com/venom-org/git-venom/internal/rfcerr"
 )
 
-const usage = "git venom [--agent <id>] [-C <path>]"
+const usage = "git venom [--agent <id>] [-C <dir>]"
 
 // Main runs `git venom` with args (without the program name) and returns
 // the exit status: 0, or the class of an error's RFC 11.3 code, printed as
@@ -47,8 +47,9 @@ func Main(args []string, in *os.File, out *os.File, errw io.Writer) (code int) {
 		return cli.Fail(errw, rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, "%s", err.Error()).WithHint("usage: %s", usage))
 	}
 	if *help {
-		fmt.Fprintf(out, "usage: %s\n\n%s", usage, fs.FlagUsages())
-		return 0
+		// As the commands' -h, and git's builtins': exit 129.
+		fmt.Fprintf(out, "usage: %s\n\n%s", usage, cli.FlagUsages(fs))
+		return 129
 	}
 	if fs.NArg() > 0 {
 		return cli.Fail(errw, rfcerr.New("invalid_params.usage", map[string]any{"usage": usage}, "git venom takes no arguments").WithHint("usage: %s", usage))
