@@ -33,9 +33,12 @@ func (r *Repo) pathsReader(step string, paths []string) io.Reader {
 	return &progressReader{r: bytes.NewReader(list), list: list, total: len(paths), tell: func(n int) { r.progress(step, n, len(paths)) }}
 }
 
-// progressReader counts the NULs read so far.
+// progressReader counts the NULs read so far. It seeks, as the
+// bytes.Reader it wraps does, so Run can give a command the same stdin
+// again after an object-store race (objectrace.go's rewinder); the count
+// follows the offset back.
 type progressReader struct {
-	r     io.Reader
+	r     *bytes.Reader
 	list  []byte
 	off   int
 	done  int
@@ -49,6 +52,15 @@ func (p *progressReader) Read(b []byte) (int, error) {
 		p.done += bytes.Count(p.list[p.off:p.off+n], []byte{0})
 		p.off += n
 		p.tell(p.done)
+	}
+	return n, err
+}
+
+func (p *progressReader) Seek(offset int64, whence int) (int64, error) {
+	n, err := p.r.Seek(offset, whence)
+	if err == nil {
+		p.off = int(n)
+		p.done = bytes.Count(p.list[:p.off], []byte{0})
 	}
 	return n, err
 }
