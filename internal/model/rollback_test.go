@@ -21,14 +21,16 @@ import (
 // paths of conflict.outside_edits), or the files and left of RFC 7.4, the
 // conversation and HEAD.
 type prediction struct {
-	code      string
-	outside   []string
-	files     map[string]rollback.File
-	left      map[string]string
-	drops     []string
-	rewinds   bool
-	headMoves bool
-	headTo    string
+	code    string
+	outside []string
+	files   map[string]rollback.File
+	left    map[string]string
+	drops   []string
+	rewinds bool
+	// noConversation: the agent has none, so the plan says so.
+	noConversation bool
+	headMoves      bool
+	headTo         string
 	// index is what the index is set to when HEAD moves and that is not
 	// HEAD's tree: in the undo of a rollback that moved HEAD, the index
 	// that rollback found (rollback(1) HEAD; nil otherwise).
@@ -145,7 +147,15 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		p.code = "conflict.tree_shared"
 		return p
 	}
-	if o.Restore == "all" {
+	conversation := false
+	for _, tm := range s.turns {
+		conversation = conversation || tm.harness
+	}
+	// No turn of the agent came from a harness: it has no conversation,
+	// and --restore all restores its files alone, refusing nothing for it
+	// (rollback.hasConversation; issue 15).
+	p.noConversation = !conversation
+	if o.Restore == "all" && conversation {
 		// RFC 8 as rollback.conversation decides it: a checkpoint whose
 		// files match no point of the conversation refuses, even with
 		// nothing to rewind (be0059f).
@@ -664,8 +674,9 @@ func (s *seq) comparePlan(pred *prediction, res *rollback.Result, c *cpModel, o 
 		s.fatalf("plan to %s %+v differs from the model:\n  %s\nplan files %q\nplan left %q\nmodel files %q\nmodel left %q",
 			c.id, o, strings.Join(diffs, "\n  "), r.Files, r.Left, pred.files, pred.left)
 	}
-	if fmt.Sprint(res.Conversation.Drops) != fmt.Sprint(nonNil(pred.drops)) || res.Conversation.Rewinds != pred.rewinds {
-		s.fatalf("plan conversation %+v, the model says drops %v rewinds %v", res.Conversation, pred.drops, pred.rewinds)
+	if fmt.Sprint(res.Conversation.Drops) != fmt.Sprint(nonNil(pred.drops)) || res.Conversation.Rewinds != pred.rewinds ||
+		res.Conversation.NoConversation != pred.noConversation {
+		s.fatalf("plan conversation %+v, the model says drops %v rewinds %v no conversation %v", res.Conversation, pred.drops, pred.rewinds, pred.noConversation)
 	}
 	if r.Head.Moves != pred.headMoves || (pred.headMoves && (r.Head.To == nil || *r.Head.To != pred.headTo)) {
 		s.fatalf("plan head %+v, the model says moves %v to %s", r.Head, pred.headMoves, pred.headTo)
