@@ -82,6 +82,11 @@ type Left struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// LeftChangedDuringRollback is the reason of a path a real call left
+// because it was not as S had it when the rollback came to it: a
+// person's save (or something in the way) while it ran (issue 13 item 2).
+const LeftChangedDuringRollback = "changed_during_rollback"
+
 // Head says what happens to HEAD (RFC 11.1): From and To are commits (nil
 // when unborn), Commits the number of commits it leaves behind.
 type Head struct {

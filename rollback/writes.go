@@ -196,7 +196,7 @@ type Rescued = checkpoint.Rescued
 
 // leave puts path in left with reason changed_during_rollback.
 func (ap *applier) leave(path, detail string) {
-	ap.left = append(ap.left, Left{Path: path, Reason: "changed_during_rollback", Detail: detail})
+	ap.left = append(ap.left, Left{Path: path, Reason: LeftChangedDuringRollback, Detail: detail})
 }
 
 // baseline looks at every planned path S holds a file or symlink at, once,

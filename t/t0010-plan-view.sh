@@ -92,4 +92,49 @@ test_expect_success 'the rollback prints the same few rows, not ten thousand lin
 	test_path_is_missing harness
 '
 
+test_expect_success 'a person saving while the rollback runs: the summary counts what was left and kept, the person first, each command works' '
+	git init -q saves && (
+		cd saves &&
+		for i in 1 2 3 4 5 6 7 8; do echo "v$i" >f$i.txt || return 1; done &&
+		git add -A && test_tick && git commit -q -m init &&
+		git venom-checkpoint --agent b1 --reason turn_start --json >../b-k1.json &&
+		echo "agent" >>f1.txt &&
+		for i in 1 2 3 4 5 6 7; do echo "new $i" >n$i.txt || return 1; done &&
+		git venom-checkpoint --agent b1 --reason turn_end --json >../b-k2.json &&
+		K=$(jq -r .checkpoint ../b-k1.json) &&
+		P=$(git venom-plan --agent b1 $K --json | jq -r .plan) &&
+		# While it runs, a person saves into each file the rollback moved
+		# out of the way (its new files, deleted) and into f1.txt before
+		# it is written.
+		GIT_VENOM_TEST_FAILPOINT=rollback.deleted:exec \
+		GIT_VENOM_TEST_FAILPOINT_EXEC="for f in .git/venom/tmp/backup-*/[0-9]*; do echo saved >>\"\$f\"; done; echo mine >>f1.txt" \
+			git venom-rollback --agent b1 $K --plan $P >../saves.out 2>../saves.err
+	) &&
+	sed -n "/^left:/p; /^rescued:/p" saves.out >actual &&
+	cat >expect <<-\EOF &&
+	left:         1 path as it is: 1 changed_during_rollback (!)
+	rescued:      7 saves made while it ran into files it replaced, kept out of the tree: n1.txt, n2.txt, n3.txt and 4 more
+	EOF
+	test_cmp expect actual &&
+	sed -n "/^$/,/^$/p" saves.out | sed -n 2p >first &&
+	grep "^! left    changed_during_rollback  f1.txt" first &&
+	grep "^kept 7 save(s) made while the rollback ran" saves.out &&
+	sed -n "/^kept 7 save/,/more:/p" saves.out | sed 1d >rescued.lines &&
+	test_line_count = 6 rescued.lines &&
+	grep "^    and 2 more: git diff --name-only .refs/venom/rescued/b1/[0-9]*^. refs/venom/rescued/b1/[0-9]*$" rescued.lines &&
+	(
+		cd saves &&
+		sed -n "s/^    [^:]*: git show /git show /p" ../rescued.lines >../shows &&
+		test_line_count = 5 ../shows &&
+		while read -r cmd; do
+			eval "$cmd" >../shown || return 1
+			test "$(tail -n 1 ../shown)" = saved || return 1
+		done <../shows &&
+		eval "$(sed -n "s/^    and 2 more: //p" ../rescued.lines)" >../names &&
+		printf "n%s.txt\n" 1 2 3 4 5 6 7 >../expect.names &&
+		test_cmp ../expect.names ../names &&
+		grep "^mine$" f1.txt
+	)
+'
+
 test_done

@@ -160,8 +160,10 @@ func Verification(res *rollback.Result) string {
 // kept (repos[].rescued, issue 13 item 2): a person's saves made while it
 // ran into files it then replaced, which are not in the tree now, each
 // with the command that shows it (or the file that holds it), in every
-// repository (a submodule's path relative to the top). None when there
-// were none.
+// repository (a submodule's path relative to the top). At most
+// rescuedShown are named; the rest are counted, with the command that
+// lists them all (the rescue commit's diff from its parent, the safety
+// checkpoint). None when there were none.
 func RescuedLines(res *rollback.Result) []string {
 	var rs []rollback.Rescued
 	for _, r := range res.Repos {
@@ -171,7 +173,18 @@ func RescuedLines(res *rollback.Result) []string {
 		return nil
 	}
 	lines := []string{fmt.Sprintf("kept %d save(s) made while the rollback ran into files it then replaced; they are not in the tree now:", len(rs))}
-	for _, r := range rs {
+	for i, r := range rs {
+		if i == rescuedShown && len(rs) > rescuedShown+1 {
+			rest, where := rs[i:], map[[2]string]bool{}
+			for _, x := range rest {
+				where[[2]string{x.Repo, x.Ref}] = true
+			}
+			more := fmt.Sprintf("    and %s more", planview.Number(len(rest)))
+			if len(where) == 1 && rest[0].Ref != "" {
+				more += ": " + commandLine(append(gitIn(rest[0]), "diff", "--name-only", rest[0].Ref+"^", rest[0].Ref)...)
+			}
+			return append(lines, more)
+		}
 		name := rescuedName(r)
 		if r.Ref != "" {
 			lines = append(lines, fmt.Sprintf("    %s: %s", quotePath(name), showRescued(r)))
@@ -190,16 +203,22 @@ func rescuedName(r rollback.Rescued) string {
 	return r.Path
 }
 
-// showRescued is checkpoint.ShowRescued with the paths quoted as the
-// rest of the output quotes them.
+// showRescued is checkpoint.ShowRescued as a command that works pasted
+// into a shell: each word quoted where it must be (commandLine).
 func showRescued(r rollback.Rescued) string {
-	q := r
-	q.Path = quotePath(r.Path)
-	if r.Repo != "" {
-		q.Repo = quotePath(r.Repo)
-	}
-	return checkpoint.ShowRescued(q)
+	return commandLine(append(gitIn(r), "show", r.Ref+":"+r.Path)...)
 }
+
+// gitIn is "git", and "-C <repo>" for a save kept in a submodule.
+func gitIn(r rollback.Rescued) []string {
+	if r.Repo != "" && r.Repo != checkpoint.TopRepo {
+		return []string{"git", "-C", r.Repo}
+	}
+	return []string{"git"}
+}
+
+// rescuedShown is how many rescued saves RescuedLines names.
+const rescuedShown = 5
 
 // RollbackCommand is the git venom-rollback command that confirms the
 // plan res with the choices of o and the plan's pathspec, each word quoted

@@ -42,9 +42,13 @@ type Item struct {
 }
 
 // Person reports whether the item is the person's: it changed outside the
-// agent's turns (class outside, to be restored or kept), which the plan
-// marks with "!" and shows first (RFC 12: outside paths come first).
-func (i Item) Person() bool { return i.Class == rollback.ClassOutside }
+// agent's turns (class outside, to be restored or kept), or, after a real
+// call, a person saved it while the rollback ran and it was left as they
+// saved it (reason changed_during_rollback). The plan marks these with
+// "!" and shows them first (RFC 12: outside paths come first).
+func (i Item) Person() bool {
+	return i.Class == rollback.ClassOutside || (i.Change == Left && i.Class == rollback.LeftChangedDuringRollback)
+}
 
 // section orders items and rows: the person's, then the changes, then the
 // paths left as they are.

@@ -296,3 +296,35 @@ func TestSummaryHeadSince(t *testing.T) {
 		t.Errorf("%q\nwant %q", got, want)
 	}
 }
+
+// TestSavesDuringRollback: after a real call, a path left because a
+// person saved it while the rollback ran is the person's (first, "!"),
+// and the summary counts it and the saves kept out of the tree (rescued).
+func TestSavesDuringRollback(t *testing.T) {
+	t.Parallel()
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", Restore: "files",
+		Repos: []rollback.Repo{{
+			Files: []rollback.File{{Path: "a", Change: "delete", Class: "turn"}},
+			Left: []rollback.Left{{Path: "b", Reason: "too_big"},
+				{Path: "m", Reason: rollback.LeftChangedDuringRollback, Detail: "saved while the rollback ran"}},
+			Rescued: []rollback.Rescued{{Path: "n1", Ref: "refs/venom/rescued/a1/3"}, {Path: "n2", Ref: "refs/venom/rescued/a1/3"},
+				{Path: "n3", Ref: "refs/venom/rescued/a1/3"}, {Path: "n4", Ref: "refs/venom/rescued/a1/3"}},
+		}}}
+	v := New(res, Options{})
+	if got := v.Rows[0]; got.Path != "m" || !got.Person() {
+		t.Errorf("first row %+v, want m, the person's", got)
+	}
+	var got []string
+	for _, l := range v.Summary.Lines() {
+		if strings.HasPrefix(l, "left:") || strings.HasPrefix(l, "rescued:") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"left:         2 paths as they are: 1 changed_during_rollback (!), 1 too_big",
+		"rescued:      4 saves made while it ran into files it replaced, kept out of the tree: n1, n2, n3 and 1 more",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary %q\nwant %q", got, want)
+	}
+}

@@ -66,6 +66,9 @@ type Summary struct {
 	Conversation rollback.Conversation
 	SharedWith   []string
 	IgnoredEdits []string
+	// Rescued are the saves a person made while a real call ran into
+	// files it then replaced, kept out of the tree (repos[].rescued).
+	Rescued []rollback.Rescued
 }
 
 // Summarize counts res (its first repo, the top).
@@ -80,7 +83,7 @@ func summarizeRepo(res *rollback.Result, i int) Summary {
 		return s
 	}
 	r := res.Repos[i]
-	s.Head, s.IgnoredEdits, s.Index = r.Head, r.IgnoredEdits, r.Index
+	s.Head, s.IgnoredEdits, s.Index, s.Rescued = r.Head, r.IgnoredEdits, r.Index, r.Rescued
 	var change, class, reason []string
 	for _, f := range r.Files {
 		change, class = append(change, f.Change), append(class, f.Class)
@@ -91,7 +94,7 @@ func summarizeRepo(res *rollback.Result, i int) Summary {
 	s.Changes, s.Left = len(r.Files), len(r.Left)
 	s.ByChange = counts(change, "create", "modify", "delete")
 	s.ByClass = counts(class, rollback.ClassOutside, rollback.ClassAgent, rollback.ClassTurn)
-	s.ByReason = counts(reason, rollback.ClassOutside)
+	s.ByReason = counts(reason, rollback.ClassOutside, rollback.LeftChangedDuringRollback)
 	return s
 }
 
@@ -168,11 +171,19 @@ func (s Summary) RepoLines() []string {
 		rs := make([]string, len(s.ByReason))
 		for i, c := range s.ByReason {
 			rs[i] = Number(c.N) + " " + c.Name
-			if c.Name == rollback.ClassOutside {
+			if c.Name == rollback.ClassOutside || c.Name == rollback.LeftChangedDuringRollback {
 				rs[i] += " (!)"
 			}
 		}
 		add("left", "%s %s: %s", Number(s.Left), what, strings.Join(rs, ", "))
+	}
+	if n := len(s.Rescued); n > 0 {
+		paths := make([]string, n)
+		for i, r := range s.Rescued {
+			paths[i] = r.Path
+		}
+		add("rescued", "%s made while it ran into files it replaced, kept out of the tree: %s",
+			plural(n, "save", "saves"), FirstFew(paths, 3))
 	}
 	add("HEAD", "%s", s.head())
 	if s.Index != "" {
