@@ -105,8 +105,10 @@ func (t *Tree) diskCheck(ctx context.Context) Check {
 			looseWarn = n
 		}
 	}
-	msg := fmt.Sprintf("objects only checkpoints hold take %s on disk: %s loose (%s, as files) and %s packed (%s)",
-		HumanBytes(d.Bytes()), plural(d.Loose, "object"), HumanBytes(d.LooseBytes), plural(d.Objects-d.Loose, "object"), HumanBytes(d.PackedBytes))
+	// The exact count too, in bytes, for a script (and the field case
+	// BR-26) to compare.
+	msg := fmt.Sprintf("objects only checkpoints hold take %d bytes (%s) on disk: %s loose (%s, as files) and %s packed (%s)",
+		d.Bytes(), HumanBytes(d.Bytes()), plural(d.Loose, "object"), HumanBytes(d.LooseBytes), plural(d.Objects-d.Loose, "object"), HumanBytes(d.PackedBytes))
 	c := Check{ID: "checkpoints.size", Level: "ok", Message: msg}
 	switch {
 	case d.Bytes() > SizeWarn:

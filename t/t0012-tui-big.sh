@@ -8,7 +8,9 @@ TEST_NO_CREATE_REPO=1
 
 # A turn of a1 that writes 10,000 files (a generator's output) under gen/a
 # and gen/b and edits src/app.py; then a person edits notes.txt between
-# turns. Rolling back to k1 deletes the 10,000 files.
+# turns. Rolling back to k1 deletes the 10,000 files. The turns come from
+# a harness (as a hook reports them), so the agent has a conversation to
+# rewind (an agent whose checkpoints were taken by hand has none).
 # plan_k1_keep: from the agents screen, R on a1's k1, and keep the
 # person's file.
 plan_k1_keep () {
@@ -36,7 +38,7 @@ test_expect_success 'setup: a turn that made 10,000 files, and a person'\''s edi
 	git add . &&
 	test_tick &&
 	git commit -q -m init &&
-	git venom-checkpoint --agent a1 --reason turn_start >/dev/null &&
+	git venom-checkpoint --agent a1 --reason turn_start --harness claude-code --harness-session s1 >/dev/null &&
 	perl -e "
 		for my \$d (qw(a b)) {
 			mkdir \"gen\"; mkdir \"gen/\$d\" or die;
@@ -47,7 +49,7 @@ test_expect_success 'setup: a turn that made 10,000 files, and a person'\''s edi
 			}
 		}" &&
 	echo "print(2)" >src/app.py &&
-	git venom-checkpoint --agent a1 --reason turn_end >/dev/null &&
+	git venom-checkpoint --agent a1 --reason turn_end --harness claude-code --harness-session s1 >/dev/null &&
 	echo mine >notes.txt &&
 	git venom-plan --agent a1 k1 --outside keep --json >"$TUI_DIR/plan.json" &&
 	test_json "$TUI_DIR/plan.json" ".repos[0].files | length == 10001"
