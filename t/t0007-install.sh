@@ -34,6 +34,19 @@ test_expect_success INSTALLED 'the rollback page'"'"'s synopsis renders without 
 	! grep -F -e "*" -e "[la]" syn.out
 '
 
+test_expect_success INSTALLED 'no page renders an emphasis marker as a literal asterisk' '
+	# A "*" that opens a word ("*{threadId") or closes one ("true}*") is
+	# markdown md2man did not read as emphasis; globs (backup-*,
+	# failed.*, **/test_*.py) are not at the edge of a word so.
+	for p in "$prefix"/share/man/man1/git-venom*.1; do
+		grep -nE "(^|[[:space:]])\*[^[:space:]*\\]|[^[:space:]*]\*([[:space:]]|$)" "$p" && {
+			echo >&4 "$p: a literal asterisk where emphasis was meant"
+			return 1
+		}
+	done
+	true
+'
+
 test_expect_success INSTALLED,MAN 'the rollback synopsis, as man shows it' '
 	MANWIDTH=200 man -l "$prefix/share/man/man1/git-venom-rollback.1" 2>/dev/null >page.out &&
 	sed -n "/^SYNOPSIS/,/^DESCRIPTION/p" page.out >syn.out &&
