@@ -159,7 +159,7 @@ func TestPersonsEditInASubmoduleIsOutside(t *testing.T) {
 	if e == nil || e.Code != "conflict.outside_edits" {
 		t.Fatalf("plan: %s, want conflict.outside_edits", describe(err))
 	}
-	if got := fmt.Sprint(e.Data["repos"]); got != "[map[paths:[i] repo:lib/in]]" {
+	if got := fmt.Sprint(e.Data["repos"]); got != "[map[changes:[modify] paths:[i] repo:lib/in]]" {
 		t.Errorf("data.repos %s, want lib/in's i", got)
 	}
 	_, res, err := f.rollback(k1, rollback.Options{Restore: "files", Outside: "keep"})

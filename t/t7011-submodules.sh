@@ -112,7 +112,7 @@ test_expect_success 'a person'"'"'s edit inside a submodule between turns is ref
 	echo "the person'"'"'s" >lib/in/i &&
 	tree_state >"$OUT/before" &&
 	venom_fails conflict.outside_edits "$OUT/refused.json" git venom-plan --agent $AG $K1 --restore files --json &&
-	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \"lib/in\", paths: [\"i\"]}]" &&
+	test_json "$OUT/refused.json" ".error.data.repos == [{repo: \"lib/in\", paths: [\"i\"], changes: [\"modify\"]}]" &&
 	tree_state >"$OUT/after" && test_cmp "$OUT/before" "$OUT/after" &&
 	rb $K1 --restore files --outside keep >"$OUT/r.json" &&
 	test_json "$OUT/r.json" ".repos[2].left == [{path: \"i\", reason: \"outside\"}]" \
@@ -192,6 +192,24 @@ test_expect_success 'retention and clean reach every repository; doctor names a 
 	for d in . lib lib/in; do
 		git -C $d for-each-ref refs/venom/checkpoints/ >"$OUT/refs" && test_must_be_empty "$OUT/refs" || return 1
 	done
+'
+
+# A pathspec is the top's, as git's commands (which do not recurse into
+# submodules unless told): "l" and "i" name no path of the top, though
+# lib and lib/in have files of those names.
+test_expect_success 'a pathspec narrows the top repository only: no submodule is rolled back' '
+	sub_repo narrowed &&
+	agent_turn &&
+	P=$(git venom-plan --agent $AG --json $K1 --restore files -- a l i | jq -r .plan) &&
+	git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- a l i >"$OUT/r.json" &&
+	test_json "$OUT/r.json" "[.repos[].repo] == [\".\"]" \
+		".repos[0].files == [{path: \"a\", change: \"modify\", class: \"turn\"}]" &&
+	test "$(cat a)" = a1 &&
+	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test_path_is_missing lib/gone &&
+	test_path_is_file lib/in/made &&
+	# the whole tree, submodules too, is in the safety checkpoint
+	S=$(jq -r .safety "$OUT/r.json") &&
+	test "$(git -C lib show refs/venom/checkpoints/a1/${S#k}:l)" = "l2 (the agent'"'"'s)"
 '
 
 test_done
