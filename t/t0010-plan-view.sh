@@ -137,4 +137,21 @@ test_expect_success 'a person saving while the rollback runs: the summary counts
 	)
 '
 
+test_expect_success 'a rewind'"'"'s lines wrap within COLUMNS too; commands stay whole on a line of their own' '
+	git init -q conv && (
+		cd conv &&
+		echo a >a && git add a && test_tick && git commit -q -m init &&
+		git venom-checkpoint --agent c1 --reason turn_start --harness claude-code --harness-session s1 >/dev/null &&
+		echo b >b &&
+		git venom-checkpoint --agent c1 --reason turn_end --harness claude-code --harness-session s1 >/dev/null &&
+		COLUMNS=60 git venom-plan --agent c1 k1 >../conv.plan &&
+		P=$(sed -n "s/^to do it: .* --plan \([^ ]*\).*/\1/p" ../conv.plan) &&
+		COLUMNS=60 git venom-rollback --agent c1 k1 --plan $P >../conv.out
+	) &&
+	grep "^  the old session s1 (claude-code) stays as it is; resumed,$" conv.plan &&
+	awk "length(\$0) > 60 && !/^to do it:/ { print; bad = 1 } END { exit bad }" conv.plan &&
+	awk "length(\$0) > 60 && !/^  (git|claude) / { print; bad = 1 } END { exit bad }" conv.out &&
+	grep "^  git venom-plan --agent c1 k3 --restore files$" conv.out
+'
+
 test_done

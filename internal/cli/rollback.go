@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/checkpoint"
@@ -185,11 +186,48 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	w := e.columns()
 	printSummary(e, v.Summary, w)
 	for _, l := range ResumeLines(res) {
-		fmt.Fprintf(e.Out, "  %s\n", l)
+		printProse(e, "  "+l, w)
 	}
 	printRows(e, v.Rows, w)
 	printSubmodules(e, res, w)
 	fmt.Fprintf(e.Out, "\nto do it: %s\n", RollbackCommand(res, o))
+}
+
+// printProse prints a line a person reads wrapped at spaces to w cells
+// (planview.Wrap; 0: no limit), its continuation lines two spaces further
+// in. A line that ends in a command ("...: <command>") keeps the command
+// on one line, so it works pasted: only the words before it wrap.
+func printProse(e *env, line string, w int) {
+	lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	indent := lead + "  "
+	if i := strings.Index(line, ": "); i >= 0 && looksLikeCommand(line[i+2:]) {
+		head := planview.Wrap(line[:i+1], w, indent)
+		last := head[len(head)-1]
+		cmd := line[i+2:]
+		if w > 0 && planview.Width(last)+1+planview.Width(cmd) > w {
+			head = append(head, indent+cmd)
+		} else {
+			head[len(head)-1] = last + " " + cmd
+		}
+		for _, l := range head {
+			fmt.Fprintln(e.Out, l)
+		}
+		return
+	}
+	for _, l := range planview.Wrap(line, w, indent) {
+		fmt.Fprintln(e.Out, l)
+	}
+}
+
+// looksLikeCommand reports whether s is a command line printed for a
+// person to run: it starts with the name of git or a harness's client.
+func looksLikeCommand(s string) bool {
+	for _, c := range []string{"git ", "claude ", "codex ", "gemini "} {
+		if strings.HasPrefix(s, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // printSubmodules prints each submodule's section of a plan or result
@@ -307,19 +345,27 @@ func printRollback(e *env, res *rollback.Result) {
 	printRows(e, v.Rows, w)
 	printSubmodules(e, res, w)
 	fmt.Fprintln(e.Out)
-	for _, l := range RescuedLines(res) {
-		fmt.Fprintln(e.Out, l)
+	for i, l := range RescuedLines(res) {
+		if i == 0 {
+			printProse(e, l, w) // the rest name a path and its command
+		} else {
+			fmt.Fprintln(e.Out, l)
+		}
 	}
 	if l := Verification(res); l != "" {
-		fmt.Fprintln(e.Out, l)
+		printProse(e, l, w)
 	}
-	fmt.Fprintf(e.Out, "safety checkpoint %s holds the tree as it was before; to undo:\n", res.Safety)
+	printProse(e, fmt.Sprintf("safety checkpoint %s holds the tree as it was before; to undo:", res.Safety), w)
 	fmt.Fprintf(e.Out, "  %s\n", undoAfter(res))
 	if res.Note != "" {
-		fmt.Fprintf(e.Out, "the agent will be told: %s\n", res.Note)
+		printProse(e, "the agent will be told: "+res.Note, w)
 	}
 	for _, l := range ContinueLines(res) {
-		fmt.Fprintln(e.Out, l)
+		if strings.HasPrefix(l, "  ") {
+			fmt.Fprintln(e.Out, l) // a command, whole
+		} else {
+			printProse(e, l, w)
+		}
 	}
 }
 

@@ -125,6 +125,33 @@ func Fit(line string, width int) string {
 	return line
 }
 
+// Wrap breaks line at spaces into lines of at most width terminal cells,
+// the first as line's own indent has it and the rest after indent: for
+// prose a person reads, which Fit would cut. A word wider than the room
+// is not broken (a command or a path stays whole, as git leaves a long
+// hint); width <= 0 leaves line as it is, one line.
+func Wrap(line string, width int, indent string) []string {
+	if width <= 0 || Width(line) <= width {
+		return []string{line}
+	}
+	lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	var out []string
+	cur, curW := lead, Width(lead)
+	empty := true
+	for _, w := range strings.Fields(line) {
+		ww := Width(w)
+		if !empty && curW+1+ww > width {
+			out = append(out, cur)
+			cur, curW, empty = indent, Width(indent), true
+		}
+		if !empty {
+			cur, curW = cur+" ", curW+1
+		}
+		cur, curW, empty = cur+w, curW+ww, false
+	}
+	return append(out, cur)
+}
+
 // Width is how many terminal cells s takes: one a character, two for the
 // wide characters of East Asian scripts and emoji, none for combining
 // marks and control characters (which Quote never leaves in a path). It

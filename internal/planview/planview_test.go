@@ -328,3 +328,34 @@ func TestSavesDuringRollback(t *testing.T) {
 		t.Errorf("summary %q\nwant %q", got, want)
 	}
 }
+
+// TestWrap: prose breaks at spaces within the width, continuation lines
+// indented; a word wider than the room stays whole; a short line is one.
+func TestWrap(t *testing.T) {
+	t.Parallel()
+	line := "  the old session s1 (claude-code) stays as it is; resumed, it is told once that the files were rolled back"
+	got := Wrap(line, 40, "    ")
+	want := []string{
+		"  the old session s1 (claude-code) stays",
+		"    as it is; resumed, it is told once",
+		"    that the files were rolled back",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Wrap:\n%q\nwant\n%q", got, want)
+	}
+	for _, l := range got {
+		if Width(l) > 40 {
+			t.Errorf("%q is %d wide", l, Width(l))
+		}
+	}
+	long := "see git-show-refs/venom/rescued/a1/3:a/very/long/path/name.txt now"
+	if got := Wrap(long, 20, "  "); !reflect.DeepEqual(got, []string{"see", "  git-show-refs/venom/rescued/a1/3:a/very/long/path/name.txt", "  now"}) {
+		t.Errorf("long word: %q", got)
+	}
+	if got := Wrap("short", 20, "  "); !reflect.DeepEqual(got, []string{"short"}) {
+		t.Errorf("short: %q", got)
+	}
+	if got := Wrap(line, 0, "  "); !reflect.DeepEqual(got, []string{line}) {
+		t.Errorf("width 0: %q", got)
+	}
+}
