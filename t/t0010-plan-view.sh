@@ -154,4 +154,22 @@ test_expect_success 'a rewind'"'"'s lines wrap within COLUMNS too; commands stay
 	grep "^  git venom-plan --agent c1 k3 --restore files$" conv.out
 '
 
+test_expect_success 'a turn that made 60 directories under one: the plan folds that one, a plan narrowed to it shows them' '
+	git init -q onedir && (
+		cd onedir &&
+		echo a >a && git add a && test_tick && git commit -q -m init &&
+		git venom-checkpoint --agent d1 --reason turn_start >/dev/null &&
+		for i in $(seq 10 69); do mkdir -p gen/d$i && echo 1 >gen/d$i/a && echo 2 >gen/d$i/b || return 1; done &&
+		git venom-checkpoint --agent d1 --reason turn_end >/dev/null &&
+		git venom-plan --agent d1 k1 >../onedir.plan &&
+		git venom-plan --agent d1 k1 -- gen >../onedir-narrowed.plan
+	) &&
+	sed -n "/^$/,/^$/p" onedir.plan | grep -v "^$" >rows &&
+	echo "  delete  turn     gen/  (120 files)" >expect &&
+	test_cmp expect rows &&
+	grep "^  delete  turn     gen/d10/  (2 files)$" onedir-narrowed.plan &&
+	grep -c "^  delete  turn     gen/d[0-9]*/  (2 files)$" onedir-narrowed.plan >count &&
+	echo 60 >expect && test_cmp expect count
+'
+
 test_done

@@ -182,7 +182,7 @@ func warnInterrupted(ctx context.Context, e *env, t *checkpoint.Tree, st *journa
 // the rows (the person's first, directories folded to fit), the command
 // that resumes a rewound conversation, and the command that confirms it.
 func printPlan(e *env, res *rollback.Result, o rollback.Options) {
-	v := planview.New(res, planview.Options{})
+	v := planview.New(res, viewOptions(res))
 	w := e.columns()
 	printSummary(e, v.Summary, w)
 	for _, l := range ResumeLines(res) {
@@ -191,6 +191,13 @@ func printPlan(e *env, res *rollback.Result, o rollback.Options) {
 	printRows(e, v.Rows, w)
 	printSubmodules(e, res, w)
 	fmt.Fprintf(e.Out, "\nto do it: %s\n", RollbackCommand(res, o))
+}
+
+// viewOptions are how the printed plan folds: a whole plan may fold the
+// directory that holds all its paths (FoldAll); one narrowed by a
+// pathspec shows what is inside the directory it names.
+func viewOptions(res *rollback.Result) planview.Options {
+	return planview.Options{FoldAll: len(res.Pathspec) == 0}
 }
 
 // printProse prints a line a person reads wrapped at spaces to w cells
@@ -235,7 +242,7 @@ func looksLikeCommand(s string) bool {
 // left, HEAD) indented, and its rows, whose paths are the submodule's.
 func printSubmodules(e *env, res *rollback.Result, w int) {
 	for i := 1; i < len(res.Repos); i++ {
-		sv := planview.NewRepo(res, i, planview.Options{})
+		sv := planview.NewRepo(res, i, viewOptions(res))
 		fmt.Fprintf(e.Out, "\nsubmodule %s:\n", planview.Quote(res.Repos[i].Repo))
 		for _, l := range sv.Summary.RepoLines() {
 			fmt.Fprintln(e.Out, planview.Fit("  "+l, w))
@@ -339,7 +346,7 @@ func (e *env) rowLine(r planview.Row, c planview.Cells) string {
 // rows as the plan showed them, whether the tree is as planned, and the
 // safety checkpoint with the command that undoes it.
 func printRollback(e *env, res *rollback.Result) {
-	v := planview.New(res, planview.Options{})
+	v := planview.New(res, viewOptions(res))
 	w := e.columns()
 	printSummary(e, v.Summary, w)
 	printRows(e, v.Rows, w)

@@ -114,6 +114,11 @@ type Options struct {
 	// biggest directory whose paths all share one change, class and
 	// detail is folded into one row, until they fit or none is left.
 	Budget int
+	// FoldAll lets the directory that holds every item fold too, when
+	// nothing else makes the rows fit: for a whole plan, where that
+	// directory is what a turn made (big/, 150,000 files). Not for the
+	// rows of a directory being opened, or a plan narrowed to one.
+	FoldAll bool
 }
 
 // Rows lays items out as rows: every item once, the person's rows first,
@@ -124,7 +129,9 @@ type Options struct {
 // whole (the highest such directory; never one holding a path of another
 // label, so a folded row never hides a person's path). The directory that
 // holds every item (a plan narrowed to one directory) never folds, so
-// narrowing a plan to a folded directory shows what is inside it.
+// narrowing a plan to a folded directory, or opening its row, shows what
+// is inside it; unless o.FoldAll, when its insides cannot fit even folded
+// and all its items share one label.
 //
 // items need not be sorted; a UI may pass any subset (a filter) and get
 // rows for it.
@@ -147,6 +154,12 @@ func Rows(items []Item, o Options) []Row {
 			}
 			folded[c.lo] = c.hi
 			rows -= c.n() - 1
+		}
+		// Still too many, and every item shares one label under one
+		// directory (a turn that wrote 150 directories of 1,000 files
+		// under big/): with o.FoldAll that directory folds too.
+		if o.FoldAll && rows > budget && uniform(sorted) && commonDir(sorted) != "" {
+			folded = map[int]int{0: len(sorted)}
 		}
 	}
 	out := make([]Row, 0, len(sorted))

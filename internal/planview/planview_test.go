@@ -359,3 +359,29 @@ func TestWrap(t *testing.T) {
 		t.Errorf("width 0: %q", got)
 	}
 }
+
+// TestRowsAllUnderOneDirectory: 150 directories of 1,000 files, all
+// deleted by the turn, all under big/: their 150 rows do not fit, so
+// big/ itself folds into one row with FoldAll (a whole plan), never
+// without (a directory opened). With a few directories under it, their
+// rows fit and big/ shows what is inside.
+func TestRowsAllUnderOneDirectory(t *testing.T) {
+	t.Parallel()
+	var items []Item
+	for d := 0; d < 150; d++ {
+		for i := 0; i < 1000; i++ {
+			items = append(items, Item{Path: fmt.Sprintf("big/%d/f%d.txt", d, i), Change: "delete", Class: "turn"})
+		}
+	}
+	if rows := Rows(items, Options{}); len(rows) != 150 {
+		t.Errorf("without FoldAll: %d rows, want big/'s 150 directories", len(rows))
+	}
+	rows := Rows(items, Options{FoldAll: true})
+	if len(rows) != 1 || rows[0].Path != "big/" || !rows[0].Dir || rows[0].Count != 150000 {
+		t.Fatalf("%d rows, first %+v; want one row big/ of 150,000", len(rows), rows[0].Item)
+	}
+	rows = Rows(items[:5000], Options{FoldAll: true})
+	if len(rows) != 5 || rows[0].Path != "big/0/" || rows[0].Count != 1000 {
+		t.Errorf("5 directories: %d rows, first %q; want big/0/ .. big/4/", len(rows), rows[0].Path)
+	}
+}
