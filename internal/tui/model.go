@@ -191,6 +191,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if t, ok := m.top().(typing); ok && t.typing() {
 			typingNow = true
 		}
+		// Keys typed faster than the program reads them arrive as one
+		// message of several runes ("yq"); outside a text field each is
+		// a key of its own, taken in order.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && !typingNow {
+			return m.eachKey(msg.Runes)
+		}
 		switch k := msg.String(); {
 		case k == "ctrl+c" || (k == "q" && !typingNow):
 			if m.app.busy {
@@ -213,6 +219,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, m.top().update(m, msg)
+}
+
+// eachKey gives Update the runes one key at a time, in order, and stops at
+// a q that quits; the commands they return run in that order.
+func (m *Model) eachKey(runes []rune) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	for _, r := range runes {
+		t, ok := m.top().(typing)
+		if r == 'q' && !(ok && t.typing()) && !m.app.busy {
+			return m, tea.Sequence(append(cmds, tea.Quit)...)
+		}
+		if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}); cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	return m, tea.Sequence(cmds...)
 }
 
 // View implements tea.Model: header, body, status line, keys.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,4 +200,58 @@ func TestStatusErrorNamesItsCode(t *testing.T) {
 	if got, want := errText(err), "error (denied.agent_caller): an agent may not roll back a guarded tree; ask the person"; got != want {
 		t.Errorf("errText = %q, want %q", got, want)
 	}
+}
+
+// Keys typed faster than the program reads them come as one message of
+// several runes: "yq" on the plan screen is y, then q, and q quits (t0011
+// test 2 hung when its y and q arrived together).
+func TestKeysThatArriveTogetherAreTakenOneByOne(t *testing.T) {
+	head := "0123456789abcdef"
+	res := &rollback.Result{Agent: "a1", Checkpoint: "k1", Restore: "all", Plan: "p2-x", DryRun: true, Repos: []rollback.Repo{{
+		Head:  rollback.Head{From: &head, To: &head},
+		Files: []rollback.File{{Path: "src/app.py", Change: "modify", Class: "agent"}},
+	}}}
+	m := newModel(&app{st: newStyles()})
+	m.stack = []screen{newPlan(m, planOpts{agent: "a1", checkpoint: "k1", restore: "all"}, res, "")}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jq")})
+	if cmd == nil {
+		t.Fatal(`"jq" returned no command; want q's quit`)
+	}
+	if !quits(cmd) {
+		t.Errorf(`"jq" did not quit`)
+	}
+	// In the filter, the runes are text: "/" opens it, then "q" is typed.
+	m.stack = []screen{newPlan(m, planOpts{agent: "a1", checkpoint: "k1", restore: "all"}, res, "")}
+	if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/q")}); cmd != nil && quits(cmd) {
+		t.Errorf(`"/q" quit; want q typed into the filter`)
+	}
+	if s := m.top().(*planScreen); s.filter.Value() != "q" {
+		t.Errorf("filter = %q, want q", s.filter.Value())
+	}
+}
+
+// quits runs cmd (a tea.Sequence or a single command) and says whether it
+// ends with tea.Quit.
+func quits(cmd tea.Cmd) bool {
+	switch msg := cmd().(type) {
+	case tea.QuitMsg:
+		return true
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if c != nil && quits(c) {
+				return true
+			}
+		}
+	default:
+		// tea.Sequence's message type is unexported: look at its commands.
+		v := reflect.ValueOf(msg)
+		if v.Kind() == reflect.Slice {
+			for i := 0; i < v.Len(); i++ {
+				if c, ok := v.Index(i).Interface().(tea.Cmd); ok && c != nil && quits(c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
