@@ -29,7 +29,11 @@
 #
 # Everything tmux and the TUI write goes to "$VENOM_TEST_ROOT/tui", outside
 # every repository: a file written into a tree between turns is a person's
-# to the rollback.
+# to the rollback. Each tui_start gets a server socket and an exit file of
+# its own (sock.N, exit.N), so that a server still ending after tui_stop
+# (kill-server returns before the server has gone) never takes the next
+# session's commands, and a dying TUI's exit status is never read as the
+# next one's.
 
 TUI_W=${TUI_W:-80}
 TUI_H=${TUI_H:-24}
@@ -46,25 +50,30 @@ cat >"$TUI_DIR/tmux.conf" <<-\EOF
 	set -g history-limit 0
 EOF
 
+_tui_n=0
+_tui_exit="$TUI_DIR/exit.0"
+
 tui_tmux () {
-	tmux -u -S "$TUI_DIR/sock" -f "$TUI_DIR/tmux.conf" "$@"
+	tmux -u -S "$TUI_DIR/sock.$_tui_n" -f "$TUI_DIR/tmux.conf" "$@"
 }
 
 tui_start () {
 	tui_stop
-	rm -f "$TUI_DIR/exit"
+	_tui_n=$((_tui_n + 1))
+	_tui_exit="$TUI_DIR/exit.$_tui_n"
+	rm -f "$_tui_exit"
 	# The session runs this script with the tree, this directory and the
 	# lifetime first: env sets the variables, perl bounds the TUI's life,
-	# and the exit status lands in $TUI_DIR/exit.
+	# and the exit status lands in this start's exit file.
 	cat >"$TUI_DIR/run.sh" <<-\EOF
 		cd "$1" || exit 1
-		dir=$2 life=$3
+		status=$2 life=$3
 		shift 3
 		env "$@" perl -e 'alarm shift; exec @ARGV' "$life" git venom
-		echo $? >"$dir/exit.tmp" && mv "$dir/exit.tmp" "$dir/exit"
+		echo $? >"$status.tmp" && mv "$status.tmp" "$status"
 	EOF
 	tui_tmux new-session -d -s venom -x "$TUI_W" -y "$TUI_H" \
-		sh "$TUI_DIR/run.sh" "$PWD" "$TUI_DIR" "$TUI_LIFETIME" "$@"
+		sh "$TUI_DIR/run.sh" "$PWD" "$_tui_exit" "$TUI_LIFETIME" "$@"
 }
 
 # Without -e, trailing blanks are dropped, so a pattern can end in $.
@@ -93,7 +102,7 @@ _tui_poll () {
 		tui_screen >"$TUI_DIR/screen" 2>/dev/null
 		grep -F -e "$2" "$TUI_DIR/screen" >/dev/null
 		test $? = "$1" && return 0
-		if test -f "$TUI_DIR/exit"; then
+		if test -f "$_tui_exit"; then
 			break
 		fi
 		sleep 0.1
@@ -105,8 +114,8 @@ _tui_poll () {
 		else
 			echo "tui: the screen still shows: $2"
 		fi
-		if test -f "$TUI_DIR/exit"; then
-			echo "tui: git venom exited with $(cat "$TUI_DIR/exit")"
+		if test -f "$_tui_exit"; then
+			echo "tui: git venom exited with $(cat "$_tui_exit")"
 		fi
 		echo "--- screen:"
 		cat "$TUI_DIR/screen"
@@ -126,7 +135,7 @@ tui_gone () {
 # tui_exit [SECONDS] waits for git venom to exit and prints its status.
 tui_exit () {
 	_tries=$(( ${1:-60} * 10 ))
-	while ! test -f "$TUI_DIR/exit"; do
+	while ! test -f "$_tui_exit"; do
 		_tries=$((_tries - 1))
 		if test $_tries -le 0; then
 			echo >&4 "tui: git venom did not exit"
@@ -135,7 +144,7 @@ tui_exit () {
 		fi
 		sleep 0.1
 	done
-	cat "$TUI_DIR/exit"
+	cat "$_tui_exit"
 }
 
 tui_quit () {

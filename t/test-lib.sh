@@ -156,10 +156,12 @@ test_broken=0
 test_skipped=0
 test_prereqs=' '
 
-# fd 5 is TAP (the real stdout); 3 and 4 take the tests' own stdout and
-# stderr: the terminal in verbose mode, /dev/null otherwise. Test bodies
-# read /dev/null.
-exec 5>&1
+# fd 5 is TAP (the real stdout) and 6 the real stderr; 3 and 4 take the
+# tests' own stdout and stderr: the terminal in verbose mode, otherwise a
+# file per test ($VENOM_TEST_ROOT/test-output), whose last lines go to
+# stderr when the test fails, so that a failure in CI (prove without -v)
+# shows why. Test bodies read /dev/null.
+exec 5>&1 6>&2
 if test -n "${VENOM_TEST_VERBOSE:-}"; then
 	exec 3>&1 4>&2
 else
@@ -256,6 +258,9 @@ test_when_finished () {
 _run_test_body () {
 	test_cleanup=:
 	cd "$TRASH_DIRECTORY" || return 1
+	if test -z "${VENOM_TEST_VERBOSE:-}"; then
+		exec 3>"$VENOM_TEST_ROOT/test-output" 4>&3
+	fi
 	if test -n "${VENOM_TEST_TRACE:-}"; then
 		set -x
 	fi
@@ -265,8 +270,24 @@ _run_test_body () {
 	if test -n "${VENOM_TEST_TRACE:-}"; then
 		set +x
 	fi 2>/dev/null
+	if test -z "${VENOM_TEST_VERBOSE:-}"; then
+		exec 3>/dev/null 4>/dev/null
+	fi
 	cd "$TRASH_DIRECTORY" || return 1
 	return $_eval_ret
+}
+
+# _show_output prints, on the real stderr, the last lines the failed
+# test's commands wrote (nothing in verbose mode: they are on the terminal).
+_show_output () {
+	_out="$VENOM_TEST_ROOT/test-output"
+	if test -n "${VENOM_TEST_VERBOSE:-}" || ! test -s "$_out"; then
+		return 0
+	fi
+	{
+		echo "$this_test $test_count failed; the last lines its commands wrote:"
+		tail -n 60 "$_out" | sed 's/^/|	/'
+	} >&6
 }
 
 _test_args () {
@@ -300,6 +321,7 @@ test_expect_success () {
 		test_failure=$((test_failure + 1))
 		say_tap "not ok $test_count - $_title"
 		printf '%s\n' "$_body" | sed 's/^/#	/' >&5
+		_show_output
 		if test -n "${VENOM_TEST_IMMEDIATE:-}"; then
 			test_done
 		fi
