@@ -55,6 +55,20 @@ func (s *seq) openTurn() *turnModel {
 	return nil
 }
 
+// retriedEnd is the turn a turn_end with no open turn retries
+// (checkpoint.RetriedEnd): the last turn, when the agent's last capture
+// was a failed turn_end of it. nil otherwise.
+func (s *seq) retriedEnd() *turnModel {
+	if s.turnOpen || len(s.turns) == 0 || len(s.caps) == 0 {
+		return nil
+	}
+	last, c := s.turns[len(s.turns)-1], s.caps[len(s.caps)-1]
+	if c.kind == "failed" && c.reason == checkpoint.ReasonTurnEnd && c.turn == refs.Turn(last.n) {
+		return last
+	}
+	return nil
+}
+
 // treeOf lists a commit's tree.
 func (s *seq) treeOf(rev string) treeMap {
 	m, err := parseTree(s.git("ls-tree", "-r", "-z", "--full-tree", rev))
@@ -97,6 +111,9 @@ func (s *seq) capture(reason string) {
 
 	var h checkpoint.Harness
 	tm := s.openTurn()
+	if tm == nil && reason == checkpoint.ReasonTurnEnd {
+		tm = s.retriedEnd()
+	}
 	switch reason {
 	case checkpoint.ReasonTurnStart:
 		if s.rng.Intn(2) == 0 {
@@ -372,10 +389,18 @@ func (s *seq) applyTurn(reason string, h checkpoint.Harness) (turn, through stri
 	case checkpoint.ReasonTurnEnd:
 		tm := s.openTurn()
 		if tm == nil {
+			// A retry of the last turn's failed turn_end is that turn's
+			// end (issue 15); any other turn_end with no open turn is a
+			// turn of its own.
+			tm = s.retriedEnd()
+		}
+		if tm == nil {
 			tm = &turnModel{n: len(s.turns) + 1, harness: h.Name != ""}
 			s.turns = append(s.turns, tm)
 		}
-		tm.ended, tm.end = true, h.End != "" && tm.harness
+		// A harness_end already recorded stays (journal: a turn.ended
+		// with none keeps the earlier one).
+		tm.ended, tm.end = true, tm.end || (h.End != "" && tm.harness)
 		s.turnOpen = false
 		turn, through = refs.Turn(tm.n), refs.Turn(tm.n)
 	default:
