@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
@@ -21,6 +22,15 @@ type FileDiff struct {
 	Added   int    `json:"added"`
 	Removed int    `json:"removed"`
 	Binary  bool   `json:"binary"`
+}
+
+// FromTop is f's path relative to the top of the tree: Path, after the
+// submodule's path when f is in one.
+func (f FileDiff) FromTop() string {
+	if f.Repo == "" || f.Repo == TopRepo {
+		return f.Path
+	}
+	return f.Repo + "/" + f.Path
 }
 
 // Patch is agent.checkpoint_diff's patch: the text of the diff of one path,
@@ -86,7 +96,12 @@ func (t *Tree) TreeDiff(ctx context.Context, from, to string) ([]FileDiff, error
 // TreeDiffIn is TreeDiff narrowed to the paths ps matches (nil or empty:
 // all), as git matches them (plumbing.Pathspec).
 func (t *Tree) TreeDiffIn(ctx context.Context, from, to string, ps *plumbing.Pathspec) ([]FileDiff, error) {
-	changes, err := t.Repo.DiffTreesIn(ctx, from, to, ps)
+	return t.treeDiff(ctx, from, to, ps, nil)
+}
+
+// treeDiff is TreeDiffIn with env for every git command (Across's).
+func (t *Tree) treeDiff(ctx context.Context, from, to string, ps *plumbing.Pathspec, env []string) ([]FileDiff, error) {
+	changes, err := t.Repo.DiffTreesEnv(ctx, from, to, ps, env)
 	if err != nil {
 		var gerr *plumbing.Error
 		if errors.As(err, &gerr) || ctx.Err() != nil {
@@ -94,7 +109,7 @@ func (t *Tree) TreeDiffIn(ctx context.Context, from, to string, ps *plumbing.Pat
 		}
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "diff-tree"}, "reading diff-tree")
 	}
-	num, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where()}, append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to}, ps.Argv()...)...)
+	num, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where(), Env: env}, append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", "--numstat", from, to}, ps.Argv()...)...)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff-tree"}, "comparing trees")
 	}
@@ -128,6 +143,10 @@ func (t *Tree) TreeDiffIn(ctx context.Context, from, to string, ps *plumbing.Pat
 // colours it when color is true. Paths are relative to the top, as git
 // diff prints them.
 func (t *Tree) Stat(ctx context.Context, from, to string, ps *plumbing.Pathspec, width int, color bool) (string, error) {
+	return t.stat(ctx, from, to, ps, width, color, nil)
+}
+
+func (t *Tree) stat(ctx context.Context, from, to string, ps *plumbing.Pathspec, width int, color bool, env []string) (string, error) {
 	args := []string{"diff", "--no-ext-diff", "--no-renames", "--ignore-submodules=none", "--stat"}
 	if width > 0 {
 		args[len(args)-1] = "--stat=" + strconv.Itoa(width)
@@ -138,7 +157,7 @@ func (t *Tree) Stat(ctx context.Context, from, to string, ps *plumbing.Pathspec,
 		args = append(args, "--no-color")
 	}
 	args = append(append(args, from, to), ps.Argv()...)
-	out, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where()}, args...)
+	out, err := t.Repo.Run(ctx, plumbing.Options{Dir: ps.Where(), Env: env}, args...)
 	if err != nil {
 		return "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff"}, "making the diffstat")
 	}
@@ -148,7 +167,7 @@ func (t *Tree) Stat(ctx context.Context, from, to string, ps *plumbing.Pathspec,
 // PathPatch is the patch text of one path between two trees, cut at
 // PatchMax.
 func (t *Tree) PathPatch(ctx context.Context, from, to, path string) (*Patch, error) {
-	return t.pathPatch(ctx, from, to, path, false)
+	return t.pathPatch(ctx, from, to, path, false, nil)
 }
 
 // ColorPatch is PathPatch with git's colours (`git diff --color=always`,
@@ -156,15 +175,15 @@ func (t *Tree) PathPatch(ctx context.Context, from, to, path string) (*Patch, er
 // view. A cut patch ends at its last whole line, so no colour sequence is
 // cut in two. Errors are PathPatch's.
 func (t *Tree) ColorPatch(ctx context.Context, from, to, path string) (*Patch, error) {
-	return t.pathPatch(ctx, from, to, path, true)
+	return t.pathPatch(ctx, from, to, path, true, nil)
 }
 
-func (t *Tree) pathPatch(ctx context.Context, from, to, path string, color bool) (*Patch, error) {
+func (t *Tree) pathPatch(ctx context.Context, from, to, path string, color bool, env []string) (*Patch, error) {
 	c := "--no-color"
 	if color {
 		c = "--color=always"
 	}
-	out, err := t.Repo.Run(ctx, plumbing.Options{}, "diff", "--no-ext-diff", c, "--no-renames", from, to, "--", plumbing.Literal(path))
+	out, err := t.Repo.Run(ctx, plumbing.Options{Env: env}, "diff", "--no-ext-diff", c, "--no-renames", from, to, "--", plumbing.Literal(path))
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "diff"}, "making the patch")
 	}
@@ -177,6 +196,124 @@ func (t *Tree) pathPatch(ctx context.Context, from, to, path string, color bool)
 	}
 	p.Text = string(out)
 	return p, nil
+}
+
+// Across is a diff's two sides as a diff narrowed by a pathspec compares
+// them (issue 18): From and To are the top's trees with every submodule
+// both sides hold in scope grafted in at its gitlink
+// (plumbing.Repo.Flatten), Env what git needs to read them, and Subs
+// those submodules' paths relative to the top, in repos order. The diff
+// of From and To lists a submodule's files by their paths from the top,
+// and the user's pathspec, as typed, is matched against them by git, as
+// `git grep --recurse-submodules` matches it. A submodule one side does
+// not hold stays a gitlink, as in the plan.
+type Across struct {
+	From, To string
+	Env      []string
+	Subs     []string
+}
+
+// Across flattens the diff of checkpoint from against to, or against the
+// current files of every repository in scope (captured with no ref) when
+// to is nil, and splits ps over the repositories (SplitPathspec, whose
+// error it returns for attr magic).
+func (t *Tree) Across(ctx context.Context, from, to *journal.Saved, ps *plumbing.Pathspec) (*Across, error) {
+	type side struct {
+		tree string
+		subs map[string]string // rel → tree or commit
+	}
+	fromSide := side{tree: from.Rec.Repos[0].Commit, subs: map[string]string{}}
+	for _, r := range from.Rec.Repos[1:] {
+		fromSide.subs[r.Repo] = r.Commit
+	}
+	toSide := side{subs: map[string]string{}}
+	repos := map[string]*plumbing.Repo{}
+	var order []string
+	if to != nil {
+		toSide.tree = to.Rec.Repos[0].Commit
+		for _, r := range to.Rec.Repos[1:] {
+			toSide.subs[r.Repo] = r.Commit
+			order = append(order, r.Repo)
+			if g, err := t.RepoAt(ctx, r); err == nil {
+				repos[r.Repo] = g
+			}
+		}
+	} else {
+		c, err := t.CurrentAll(ctx)
+		if err != nil {
+			return nil, err
+		}
+		toSide.tree = string(c.Top().Tree)
+		for _, r := range c.Repos[1:] {
+			toSide.subs[r.Repo] = string(r.Snap.Tree)
+			repos[r.Repo] = r.Git
+			order = append(order, r.Repo)
+		}
+	}
+	a := &Across{}
+	var fromG, toG []plumbing.Graft
+	var skipped []string
+	for _, rel := range order {
+		f, ok := fromSide.subs[rel]
+		g := repos[rel]
+		for _, s := range skipped {
+			if strings.HasPrefix(rel, s+"/") {
+				ok = false // inside a submodule that stays a gitlink
+			}
+		}
+		if !ok || g == nil {
+			// Not on both sides, or no repository there now: it stays
+			// a gitlink.
+			skipped = append(skipped, rel)
+			continue
+		}
+		a.Subs = append(a.Subs, rel)
+		fromG = append(fromG, plumbing.Graft{Path: rel, Repo: g, Tree: f})
+		toG = append(toG, plumbing.Graft{Path: rel, Repo: g, Tree: toSide.subs[rel]})
+	}
+	if _, err := t.SplitPathspec(ps, append([]string{TopRepo}, a.Subs...)); err != nil {
+		return nil, err
+	}
+	var err error
+	var f, tt plumbing.OID
+	if f, a.Env, err = t.Repo.Flatten(ctx, fromSide.tree, fromG); err == nil {
+		tt, _, err = t.Repo.Flatten(ctx, toSide.tree, toG)
+	}
+	if err != nil {
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": TopRepo, "reason": "write-tree"}, "grafting the submodules into the diff")
+	}
+	a.From, a.To = string(f), string(tt)
+	return a, nil
+}
+
+// Diff is TreeDiffIn of a's sides: each file's Repo is the submodule it
+// is in (its Path relative to it), or TopRepo.
+func (a *Across) Diff(ctx context.Context, t *Tree, ps *plumbing.Pathspec) ([]FileDiff, error) {
+	files, err := t.treeDiff(ctx, a.From, a.To, ps, a.Env)
+	if err != nil {
+		return nil, err
+	}
+	for i := range files {
+		for j := len(a.Subs) - 1; j >= 0; j-- {
+			if rest, ok := strings.CutPrefix(files[i].Path, a.Subs[j]+"/"); ok {
+				files[i].Repo, files[i].Path = a.Subs[j], rest
+				break
+			}
+		}
+	}
+	return files, nil
+}
+
+// Stat is Tree.Stat of a's sides: one diffstat, a submodule's files by
+// their paths from the top.
+func (a *Across) Stat(ctx context.Context, t *Tree, ps *plumbing.Pathspec, width int, color bool) (string, error) {
+	return t.stat(ctx, a.From, a.To, ps, width, color, a.Env)
+}
+
+// PathPatch is Tree.PathPatch of a's sides: path is relative to the top,
+// and may be inside a submodule.
+func (a *Across) PathPatch(ctx context.Context, t *Tree, path string) (*Patch, error) {
+	return t.pathPatch(ctx, a.From, a.To, path, false, a.Env)
 }
 
 // ColorWanted reports whether git would colour a diff on a terminal here:

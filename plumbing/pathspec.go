@@ -53,6 +53,12 @@ func (ps *Pathspec) Where() string {
 // paths go to separate indexes; the cost is one update-index and one
 // ls-files a batch, and one batch unless paths hold such pairs.
 func (r *Repo) Match(ctx context.Context, ps *Pathspec, paths []string) (map[string]bool, error) {
+	return r.match(ctx, ps, "100644", paths)
+}
+
+// match is Match with each path entered in the private index with mode
+// (100644, or 160000 to match them as gitlinks).
+func (r *Repo) match(ctx context.Context, ps *Pathspec, mode string, paths []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if ps.Empty() {
 		for _, p := range paths {
@@ -67,7 +73,7 @@ func (r *Repo) Match(ctx context.Context, ps *Pathspec, paths []string) (map[str
 		}
 		var in bytes.Buffer
 		for _, p := range batch {
-			fmt.Fprintf(&in, "100644 %s\t%s\x00", EmptyBlob, p)
+			fmt.Fprintf(&in, "%s %s\t%s\x00", mode, EmptyBlob, p)
 		}
 		env := []string{"GIT_INDEX_FILE=" + idx}
 		_, err = r.Run(ctx, Options{Env: env, Stdin: &in}, "update-index", "-z", "--index-info")
@@ -159,4 +165,148 @@ func (r *Repo) UserConfig(ctx context.Context, key string) (value string, ok boo
 		return "", false, nil
 	}
 	return vals[len(vals)-1], true, nil
+}
+
+// PathspecMagic returns the magic words of one pathspec element arg, as
+// gitglossary(7) spells them and git reads them (GIT_LITERAL_PATHSPECS is
+// never inherited, so magic always applies): the long form ":(top,icase)x"
+// gives [top icase], and an attribute match ":(attr:a b)x" gives "attr";
+// the short form ":/x" gives [top] and ":!x" or ":^x" [exclude]. An
+// element with no magic (not starting with ':') gives nil. Only the magic
+// is read: what the element matches is git's to decide.
+func PathspecMagic(arg string) []string {
+	if !strings.HasPrefix(arg, ":") {
+		return nil
+	}
+	if strings.HasPrefix(arg, ":(") {
+		end := strings.IndexByte(arg, ')')
+		if end < 0 {
+			end = len(arg) // git refuses it; whatever it is, it is magic
+		}
+		var words []string
+		for _, w := range strings.Split(arg[2:end], ",") {
+			w = strings.TrimSpace(w)
+			if name, _, ok := strings.Cut(w, ":"); ok {
+				w = name
+			}
+			if w != "" {
+				words = append(words, w)
+			}
+		}
+		return words
+	}
+	var words []string
+short:
+	for _, c := range arg[1:] {
+		switch c {
+		case '/':
+			words = append(words, "top")
+		case '!', '^':
+			words = append(words, "exclude")
+		default:
+			break short
+		}
+	}
+	return words
+}
+
+// MagicError is a pathspec element whose magic git cannot take into a
+// submodule (SplitPathspec): Arg the element as given, Magic the word, Repo
+// the first submodule (its path relative to the top) it would reach.
+type MagicError struct {
+	Arg, Magic, Repo string
+}
+
+func (e *MagicError) Error() string {
+	return fmt.Sprintf("pathspec %q: :(%s) magic cannot go into submodule %s", e.Arg, e.Magic, e.Repo)
+}
+
+// RepoPathspec is a pathspec as it applies to one repository of a tree
+// with submodules (issue 18): the pathspec as typed (Spec, relative to its
+// Dir), the top repository whose git matches it (Top), and the
+// repository's path relative to the top with a trailing "/" (Prefix; ""
+// for the top). As for `git ls-files --recurse-submodules` and `git grep
+// --recurse-submodules`, a path inside a submodule is matched by its whole
+// path from the top: "lib/l" for the submodule lib's l, so every magic but
+// attr means what it means for the top's own paths ("*.c" matches lib/x.c
+// and top.c; ":!lib/d" leaves lib/d out; "lib" names all of lib).
+type RepoPathspec struct {
+	Spec   *Pathspec
+	Top    *Repo
+	Prefix string
+}
+
+// SplitPathspec gives each repository of a tree its RepoPathspec: rels are
+// their paths relative to the top, in repos order ("." for the top, then
+// the submodules), and the answer is in the same order. An element with
+// attr magic is refused (a *MagicError) when rels holds a submodule: git
+// reads a path's attributes from its own repository's .gitattributes,
+// which a pathspec matched from the top cannot see (git 2.39 itself gets
+// it wrong both ways: `ls-files --recurse-submodules` reads the top's
+// attributes for a submodule's paths, `grep --recurse-submodules` matches
+// none of them). An empty ps splits into empty ones.
+func SplitPathspec(top *Repo, ps *Pathspec, rels []string) ([]RepoPathspec, error) {
+	out := make([]RepoPathspec, len(rels))
+	var firstSub string
+	for i, rel := range rels {
+		out[i] = RepoPathspec{Spec: ps, Top: top}
+		if rel != "." && rel != "" {
+			out[i].Prefix = rel + "/"
+			if firstSub == "" {
+				firstSub = rel
+			}
+		}
+	}
+	if firstSub != "" && !ps.Empty() {
+		for _, a := range ps.Args {
+			for _, m := range PathspecMagic(a) {
+				if m == "attr" {
+					return nil, &MagicError{Arg: a, Magic: m, Repo: firstSub}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Empty reports whether rp matches every path of its repository.
+func (rp RepoPathspec) Empty() bool { return rp.Spec.Empty() }
+
+// Match returns which of paths (relative to rp's repository's root) rp
+// matches, asked of the top's git as Repo.Match asks it, with each path
+// given its Prefix.
+func (rp RepoPathspec) Match(ctx context.Context, paths []string) (map[string]bool, error) {
+	if rp.Prefix == "" || rp.Spec.Empty() {
+		return rp.Top.Match(ctx, rp.Spec, paths)
+	}
+	full := make([]string, len(paths))
+	for i, p := range paths {
+		full[i] = rp.Prefix + p
+	}
+	in, err := rp.Top.Match(ctx, rp.Spec, full)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(in))
+	for i, p := range paths {
+		if in[full[i]] {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// Names reports whether rp's pathspec names the submodule itself: its
+// gitlink, matched as git matches a gitlink entry (as a directory: "lib",
+// "lib/", "l*" and "." name lib; "lib/x" and ":(glob)**/*.c" do not). A
+// pathspec that names it selects the whole submodule, as far as its paths
+// match too; one that names no path in it leaves it. True for the top and
+// for an empty pathspec.
+func (rp RepoPathspec) Names(ctx context.Context) (bool, error) {
+	if rp.Prefix == "" || rp.Spec.Empty() {
+		return true, nil
+	}
+	link := strings.TrimSuffix(rp.Prefix, "/")
+	in, err := rp.Top.match(ctx, rp.Spec, "160000", []string{link})
+	return in[link], err
 }

@@ -27,8 +27,14 @@ func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]TreeChange, er
 // DiffTreesIn is DiffTrees narrowed to the paths ps matches (nil or empty:
 // all), matched by git (Pathspec).
 func (r *Repo) DiffTreesIn(ctx context.Context, from, to string, ps *Pathspec) ([]TreeChange, error) {
+	return r.DiffTreesEnv(ctx, from, to, ps, nil)
+}
+
+// DiffTreesEnv is DiffTreesIn with env added to git's environment (Flatten's
+// alternates, for flattened trees).
+func (r *Repo) DiffTreesEnv(ctx context.Context, from, to string, ps *Pathspec, env []string) ([]TreeChange, error) {
 	args := append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", from, to}, ps.Argv()...)
-	out, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where()}, args...)
+	out, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where(), Env: env}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s and %s: %w", from, to, err)
 	}

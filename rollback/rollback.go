@@ -278,6 +278,9 @@ type plan struct {
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
 	note       string
+	// ps is the plan's pathspec as it applies to this repository (empty:
+	// not narrowed).
+	ps plumbing.RepoPathspec
 	// rel is the submodule's path relative to the top, "" for the top's
 	// plan; top is the top's plan, for a submodule's; subs are the plans
 	// of the submodules in scope that the target names, in repos order
@@ -511,6 +514,20 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	// target, or gone since, has no plan of its own: its parent leaves
 	// its gitlink (RFC 7.4 reason gitlink, T's commit in detail), and
 	// nothing of its work tree or git dir is touched.
+	// The pathspec, split over the repositories in scope (issue 18): a
+	// submodule's paths are matched by their whole path from the top, as
+	// git's --recurse-submodules commands match them.
+	rels := []string{checkpoint.TopRepo}
+	for _, c := range p.capture.Repos[1:] {
+		if target.Rec.RepoEntry(c.Repo) != nil {
+			rels = append(rels, c.Repo)
+		}
+	}
+	split, err := t.SplitPathspec(o.Pathspec, rels)
+	if err != nil {
+		return nil, err
+	}
+	p.ps = split[0]
 	outsideBy := map[string][]File{}
 	repo, out, err := p.computeRepo(ctx, o)
 	if err != nil {
@@ -520,19 +537,10 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		outsideBy[checkpoint.TopRepo] = out
 	}
 	repos := []Repo{repo}
-	for _, c := range p.capture.Repos[1:] {
-		if target.Rec.RepoEntry(c.Repo) == nil {
-			continue
-		}
-		if !o.Pathspec.Empty() {
-			// A pathspec narrows the top repository's paths (as git's
-			// own commands, which do not recurse into submodules
-			// unless told): a narrowed plan rolls no submodule back, and
-			// its gitlink, when the pathspec names it, is left (gitlink).
-			continue
-		}
+	for i, rel := range rels[1:] {
+		c := p.capture.Find(rel)
 		sp := &plan{tree: &checkpoint.Tree{Repo: c.Git, Log: t.Log, Config: t.Config}, st: st, agent: a, target: target,
-			snap: c.Snap, snapAt: p.snapAt, guarded: p.guarded, rel: c.Repo, top: p}
+			snap: c.Snap, snapAt: p.snapAt, guarded: p.guarded, rel: c.Repo, top: p, ps: split[i+1]}
 		if op := c.Git.Operation(); op != "" {
 			return nil, rfcerr.New("conflict.git_operation", map[string]any{"repo": c.Repo, "operation": op},
 				"a %s is in progress in submodule %s", op, c.Repo).
@@ -541,6 +549,19 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		r, out, err := sp.computeRepo(ctx, o)
 		if err != nil {
 			return nil, err
+		}
+		if !sp.ps.Empty() && len(out) == 0 && len(r.Files) == 0 && len(r.Left) == 0 && len(r.IgnoredEdits) == 0 {
+			// A narrowed plan has a section for a submodule the
+			// pathspec reaches: one it names (its gitlink: the whole
+			// submodule, as far as its paths match too), or one with a
+			// path it matches. Any other is left as it is, HEAD and all.
+			named, err := sp.ps.Names(ctx)
+			if err != nil {
+				return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "ls-files"}, "matching the pathspec")
+			}
+			if !named {
+				continue
+			}
 		}
 		if len(out) > 0 {
 			outsideBy[c.Repo] = out
@@ -651,7 +672,13 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	for _, w := range ws {
 		pairs = append(pairs, [2]string{w.from.commit, w.to.commit})
 	}
-	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs, o.Pathspec)
+	// A submodule's git cannot take the top's pathspec: its diffs are
+	// whole, and S's changes are narrowed by their paths from the top.
+	var direct *plumbing.Pathspec
+	if p.rel == "" {
+		direct = o.Pathspec
+	}
+	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs, direct)
 	if err != nil {
 		if bad == 0 {
 			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
@@ -659,6 +686,11 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "finding who changed what")
 	}
 	changes := diffs[0]
+	if p.rel != "" && !p.ps.Empty() {
+		if changes, err = p.narrowChanges(ctx, changes); err != nil {
+			return Repo{}, nil, err
+		}
+	}
 	paths := make(map[string]bool, len(changes))
 	for _, c := range changes {
 		paths[c.Path] = true
@@ -807,7 +839,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	sort.Strings(nestedDiff)
-	if nestedDiff, err = narrow(ctx, t, o.Pathspec, nestedDiff); err != nil {
+	if nestedDiff, err = p.narrow(ctx, nestedDiff); err != nil {
 		return Repo{}, nil, err
 	}
 	for _, path := range nestedDiff {
@@ -841,7 +873,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	for i, l := range big {
 		bigPaths[i] = l.Path
 	}
-	inSpec, err := narrow(ctx, t, o.Pathspec, bigPaths)
+	inSpec, err := p.narrow(ctx, bigPaths)
 	if err != nil {
 		return Repo{}, nil, err
 	}
@@ -854,7 +886,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if repo.IgnoredEdits, err = ignoredEdits(ctx, t, a, target, p.root().tree.Path(), p.prefix()); err != nil {
 		return Repo{}, nil, err
 	}
-	if repo.IgnoredEdits, err = narrow(ctx, t, o.Pathspec, repo.IgnoredEdits); err != nil {
+	if repo.IgnoredEdits, err = p.narrow(ctx, repo.IgnoredEdits); err != nil {
 		return Repo{}, nil, err
 	}
 	return repo, nil, nil
@@ -974,13 +1006,14 @@ func (p *plan) undone() *journal.RollbackStarted {
 	return nil
 }
 
-// narrow returns the members of paths (in their order) that ps matches,
-// asked of git (plumbing.Repo.Match); all of them when ps is empty.
-func narrow(ctx context.Context, t *checkpoint.Tree, ps *plumbing.Pathspec, paths []string) ([]string, error) {
-	if ps.Empty() || len(paths) == 0 {
+// narrow returns the members of paths (relative to p's repository, in
+// their order) that p's pathspec matches, asked of git
+// (plumbing.RepoPathspec.Match); all of them when it is empty.
+func (p *plan) narrow(ctx context.Context, paths []string) ([]string, error) {
+	if p.ps.Empty() || len(paths) == 0 {
 		return paths, nil
 	}
-	in, err := t.Repo.Match(ctx, ps, paths)
+	in, err := p.ps.Match(ctx, paths)
 	if err != nil {
 		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "ls-files"}, "matching the pathspec")
 	}
@@ -988,6 +1021,30 @@ func narrow(ctx context.Context, t *checkpoint.Tree, ps *plumbing.Pathspec, path
 	for _, p := range paths {
 		if in[p] {
 			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// narrowChanges returns the members of changes (in their order) whose
+// paths p's pathspec matches (narrow).
+func (p *plan) narrowChanges(ctx context.Context, changes []plumbing.TreeChange) ([]plumbing.TreeChange, error) {
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	in, err := p.narrow(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[string]bool, len(in))
+	for _, q := range in {
+		keep[q] = true
+	}
+	var out []plumbing.TreeChange
+	for _, c := range changes {
+		if keep[c.Path] {
+			out = append(out, c)
 		}
 	}
 	return out, nil

@@ -194,22 +194,96 @@ test_expect_success 'retention and clean reach every repository; doctor names a 
 	done
 '
 
-# A pathspec is the top's, as git's commands (which do not recurse into
-# submodules unless told): "l" and "i" name no path of the top, though
-# lib and lib/in have files of those names.
-test_expect_success 'a pathspec narrows the top repository only: no submodule is rolled back' '
-	sub_repo narrowed &&
+# A pathspec names paths inside submodules as git grep and ls-files
+# --recurse-submodules take it: each path is matched by its path from the
+# top (lib's l is lib/l), and a submodule the pathspec reaches has a
+# section of its own.
+test_expect_success 'a pathspec restores one file inside a submodule; the rest stays' '
+	sub_repo onefile &&
 	agent_turn &&
-	P=$(git venom-plan --agent $AG --json $K1 --restore files -- a l i | jq -r .plan) &&
-	git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- a l i >"$OUT/r.json" &&
-	test_json "$OUT/r.json" "[.repos[].repo] == [\".\"]" \
-		".repos[0].files == [{path: \"a\", change: \"modify\", class: \"turn\"}]" &&
-	test "$(cat a)" = a1 &&
-	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test_path_is_missing lib/gone &&
-	test_path_is_file lib/in/made &&
-	# the whole tree, submodules too, is in the safety checkpoint
+	P=$(git venom-plan --agent $AG --json $K1 --restore files -- lib/l | jq -r .plan) &&
+	git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- lib/l >"$OUT/r.json" &&
+	test_json "$OUT/r.json" "[.repos[].repo] == [\".\", \"lib\"]" ".repos[0].files == []" \
+		".repos[1].files == [{path: \"l\", change: \"modify\", class: \"turn\"}]" ".exact == true" &&
+	test "$(cat lib/l)" = l1 && test "$(cat a)" = "a2 (the agent'"'"'s)" && test_path_is_missing lib/gone &&
+	test "$(cat lib/in/i)" = "i2 (the agent'"'"'s)" && test_path_is_file lib/in/made &&
+	# the whole tree, every submodule, is in the safety checkpoint
 	S=$(jq -r .safety "$OUT/r.json") &&
-	test "$(git -C lib show refs/venom/checkpoints/a1/${S#k}:l)" = "l2 (the agent'"'"'s)"
+	test "$(git -C lib/in show refs/venom/checkpoints/a1/${S#k}:i)" = "i2 (the agent'"'"'s)" &&
+	test "$(git show refs/venom/checkpoints/a1/${S#k}:a)" = "a2 (the agent'"'"'s)" &&
+	# the plan id binds the pathspec: another one is stale
+	P=$(git venom-plan --agent $AG --json $K1 --restore files -- lib/gone | jq -r .plan) &&
+	venom_fails conflict.rollback_stale "$OUT/stale.json" \
+		git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- lib &&
+	test_path_is_missing lib/gone &&
+	# inside lib, as for git, the repository is lib: its own log, where
+	# a1 took no checkpoint, and paths relative to it
+	(cd lib && venom_fails not_found.agent "$OUT/inside.json" git venom-plan --agent $AG --json $K1 -- gone)
+'
+
+test_expect_success 'a pathspec restores a directory inside a nested submodule, relative to the current directory' '
+	sub_repo nesteddir &&
+	mkdir lib/in/d docs && echo p1 >lib/in/d/p && echo q1 >lib/in/d/q && echo doc >docs/x &&
+	git add docs && git commit -qm docs &&
+	K1=$(ts) &&
+	echo p2 >lib/in/d/p && rm lib/in/d/q && echo i2 >lib/in/i && echo a2 >a &&
+	K2=$(te) &&
+	(cd docs && P=$(git venom-plan --agent $AG --json $K1 --restore files -- ../lib/in/d | jq -r .plan) &&
+		git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- ../lib/in/d) >"$OUT/r.json" &&
+	test_json "$OUT/r.json" "[.repos[].repo] == [\".\", \"lib/in\"]" ".prefix == \"docs/\"" \
+		"[.repos[1].files[] | .change + \" \" + .path] | sort == [\"create d/q\", \"modify d/p\"]" &&
+	test "$(cat lib/in/d/p)" = p1 && test "$(cat lib/in/d/q)" = q1 &&
+	test "$(cat lib/in/i)" = i2 && test "$(cat a)" = a2
+'
+
+test_expect_success 'a pathspec matching in the top and in submodules; a glob; an exclude; the gitlink selects the submodule' '
+	sub_repo both &&
+	agent_turn &&
+	git venom-plan --agent $AG --json $K1 --restore files -- a lib/in/i >"$OUT/both.json" &&
+	test_json "$OUT/both.json" "[.repos[].repo] == [\".\", \"lib/in\"]" \
+		"[.repos[] | .repo + \":\" + (.files[] | .path)] == [\".:a\", \"lib/in:i\"]" &&
+	git venom-plan --agent $AG --json $K1 --restore files -- ":(glob)**/[ail]" >"$OUT/glob.json" &&
+	test_json "$OUT/glob.json" "[.repos[] | .repo + \":\" + (.files[] | .path)] == [\".:a\", \"lib:l\", \"lib/in:i\"]" &&
+	git venom-plan --agent $AG --json $K1 --restore files -- . ":!lib/in" >"$OUT/exclude.json" &&
+	test_json "$OUT/exclude.json" "[.repos[].repo] == [\".\", \"lib\"]" \
+		"[.repos[] | .repo + \":\" + (.files[] | .path)] | sort == [\".:a\", \"lib:gone\", \"lib:l\"]" &&
+	git venom-plan --agent $AG --json $K1 --restore files -- lib >"$OUT/gitlink.json" &&
+	test_json "$OUT/gitlink.json" "[.repos[].repo] == [\".\", \"lib\", \"lib/in\"]" ".repos[0].files == []" \
+		"[.repos[] | .repo + \":\" + (.files[] | .path)] | sort == [\"lib/in:i\", \"lib/in:made\", \"lib:gone\", \"lib:l\"]" &&
+	# "*e" (no glob magic: * matches /) is lib/gone and lib/in/made
+	P=$(git venom-plan --agent $AG --json $K1 --restore files -- "*e" | jq -r .plan) &&
+	git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- "*e" >"$OUT/r.json" &&
+	test_json "$OUT/r.json" "[.repos[] | .repo + \":\" + .files[].change + \" \" + .files[].path] == [\"lib:create gone\", \"lib/in:delete made\"]" &&
+	test "$(cat lib/gone)" = g && test_path_is_missing lib/in/made &&
+	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test "$(cat lib/in/i)" = "i2 (the agent'"'"'s)"
+'
+
+test_expect_success 'attr magic cannot go into a submodule: refused, nothing touched' '
+	sub_repo attr &&
+	agent_turn &&
+	tree_state >"$OUT/before" &&
+	venom_fails unsupported.pathspec_magic "$OUT/plan.json" git venom-plan --agent $AG $K1 --restore files --json -- ":(attr:text)a" &&
+	test_json "$OUT/plan.json" ".error.data == {pathspec: \":(attr:text)a\", magic: \"attr\", repo: \"lib\"}" &&
+	venom_fails unsupported.pathspec_magic "$OUT/diff.json" git venom-checkpoint diff --agent $AG $K1 --json -- ":(top,attr:text)" &&
+	tree_state >"$OUT/after" && test_cmp "$OUT/before" "$OUT/after"
+'
+
+test_expect_success 'checkpoint diff goes into submodules with a pathspec: --json, --name-only, --stat, --path' '
+	sub_repo diff &&
+	agent_turn &&
+	git venom-checkpoint diff --agent $AG $K1 --json -- lib/l lib/in >"$OUT/d.json" &&
+	test_json "$OUT/d.json" "[.files[] | .repo + \" \" + .path + \" \" + .change] == [\"lib/in i modify\", \"lib/in made create\", \"lib l modify\"]" \
+		".files[2].added == 1" ".files[2].removed == 1" &&
+	git venom-checkpoint diff --agent $AG $K1 $K2 --name-only -- "*e" >"$OUT/names" &&
+	printf "%s\n" lib/gone lib/in/made >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/names" &&
+	git venom-checkpoint diff --agent $AG $K1 --stat -- lib >"$OUT/stat" &&
+	grep -q "^ lib/in/i  *| 2 +-$" "$OUT/stat" && grep -q "^ lib/l  *| 2 +-$" "$OUT/stat" &&
+	grep -q "4 files changed" "$OUT/stat" &&
+	git venom-checkpoint diff --agent $AG $K1 --path lib/l --json -- lib >"$OUT/p.json" &&
+	test_json "$OUT/p.json" ".patch.text | contains(\"\\n-l1\\n\")" &&
+	# without a pathspec the diff is the top repository'"'"'s, as git diff
+	git venom-checkpoint diff --agent $AG $K1 --json >"$OUT/top.json" &&
+	test_json "$OUT/top.json" "[.files[] | .repo + \" \" + .path] == [\". a\"]"
 '
 
 test_done

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
 )
 
 // showOutput is one checkpoint's listing item and its files changed since
@@ -83,7 +85,7 @@ func printFiles(e *env, files []checkpoint.FileDiff) {
 		if f.Binary {
 			stat = "binary"
 		}
-		fmt.Fprintf(e.Out, "  %s %-12s %s\n", e.palette.paint(f.Change, fmt.Sprintf("%-6s", f.Change)), stat, quotePath(f.Path))
+		fmt.Fprintf(e.Out, "  %s %-12s %s\n", e.palette.paint(f.Change, fmt.Sprintf("%-6s", f.Change)), stat, quotePath(f.FromTop()))
 	}
 }
 
@@ -144,13 +146,20 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 		out.Pathspec = ps.Args
 	}
 	to := ""
+	var toSaved *journal.Saved
 	if len(pos) == 2 {
 		s, err := t.Find(ctx, st, id, pos[1])
 		if err != nil {
 			return err
 		}
-		to, out.To = s.Rec.Repos[0].Commit, s.ID()
-	} else {
+		to, out.To, toSaved = s.Rec.Repos[0].Commit, s.ID(), s
+	}
+	if ps != nil {
+		// A pathspec goes into the submodules, as git grep
+		// --recurse-submodules does (issue 18).
+		return diffAcross(ctx, e, t, from, toSaved, ps, out, *stat, *nameOnly, *z, *path)
+	}
+	if len(pos) < 2 {
 		snap, err := t.CurrentTree(ctx)
 		if err != nil {
 			return err
@@ -169,13 +178,7 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *nameOnly {
-		for _, f := range out.Files {
-			if *z {
-				fmt.Fprintf(e.Out, "%s\x00", f.Path)
-			} else {
-				fmt.Fprintln(e.Out, quotePath(f.Path))
-			}
-		}
+		printNames(e, out.Files, *z)
 		return nil
 	}
 	if *path != "" {
@@ -183,6 +186,54 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	return printDiff(e, out)
+}
+
+// diffAcross is checkpoint diff narrowed by a pathspec: its two sides
+// with the submodules both hold grafted in (checkpoint.Across), so git
+// matches the pathspec against each path from the top.
+func diffAcross(ctx context.Context, e *env, t *checkpoint.Tree, from, to *journal.Saved, ps *plumbing.Pathspec, out checkpoint.Diff, stat, nameOnly, z bool, path string) error {
+	a, err := t.Across(ctx, from, to, ps)
+	if err != nil {
+		return err
+	}
+	if stat {
+		text, err := a.Stat(ctx, t, ps, e.columns(), e.palette != nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(e.Out, text)
+		return nil
+	}
+	if out.Files, err = a.Diff(ctx, t, ps); err != nil {
+		return err
+	}
+	if nameOnly {
+		printNames(e, out.Files, z)
+		return nil
+	}
+	if path != "" {
+		if out.Patch, err = a.PathPatch(ctx, t, path); err != nil {
+			return err
+		}
+	}
+	return printDiff(e, out)
+}
+
+// printNames is checkpoint diff --name-only: each path from the top, as
+// git quotes it, or NUL-ended and as it is with z.
+func printNames(e *env, files []checkpoint.FileDiff, z bool) {
+	for _, f := range files {
+		if z {
+			fmt.Fprintf(e.Out, "%s\x00", f.FromTop())
+		} else {
+			fmt.Fprintln(e.Out, quotePath(f.FromTop()))
+		}
+	}
+}
+
+// printDiff prints checkpoint diff's list (or JSON) and patch.
+func printDiff(e *env, out checkpoint.Diff) error {
 	if e.JSON {
 		writeJSON(e.Out, out)
 		return nil
