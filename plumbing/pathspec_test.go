@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/plumbing"
 )
 
@@ -76,16 +75,9 @@ func TestSplitPathspecRefusesAttrIntoASubmodule(t *testing.T) {
 // by their whole path from the top, the pathspec relative to where it was
 // typed; Names says which submodules the pathspec names as gitlinks.
 func TestRepoPathspecMatchesPathsFromTheTop(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a", "a\n")
-	r.Write("docs/x", "x\n")
-	r.Commit("init")
-	r.Submodules()
+	r, _, _ := subTree(t, "docs/x")
 	ctx := context.Background()
-	top, err := plumbing.Open(ctx, r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	top, _, _ := openSubTree(t, r)
 	rels := []string{".", "lib", "lib/in"}
 	paths := [][]string{{"a", "docs/x"}, {"l", "gone", "d/x.c"}, {"i", "made"}}
 	docs := filepath.Join(r.Dir, "docs")
@@ -146,23 +138,9 @@ func TestRepoPathspecMatchesPathsFromTheTop(t *testing.T) {
 // files at its path, a nested one inside its parent's, no gitlink of a
 // grafted submodule, and git reads its blobs with the environment given.
 func TestFlattenGraftsSubmodules(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a", "a\n")
-	r.Commit("init")
-	lib, in := r.Submodules()
+	r, lib, in := subTree(t)
 	ctx := context.Background()
-	top, err := plumbing.Open(ctx, r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	libR, err := top.OpenSubmodule(ctx, "lib")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, err := libR.OpenSubmodule(ctx, "in")
-	if err != nil {
-		t.Fatal(err)
-	}
+	top, libR, inR := openSubTree(t, r)
 	flat, env, err := top.Flatten(ctx, "HEAD^{tree}", []plumbing.Graft{
 		{Path: "lib", Repo: libR, Tree: lib.Line("rev-parse", "HEAD")},
 		{Path: "lib/in", Repo: inR, Tree: in.Line("rev-parse", "HEAD^{tree}")},

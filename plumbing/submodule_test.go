@@ -13,29 +13,15 @@ import (
 // common dir git's rev-parse gives, two deep; and a capture with
 // Submodules lists them in Scope.
 func TestOpenSubmoduleAsGitSeesIt(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a", "a\n")
-	r.Commit("init")
-	r.Submodules()
+	r, _, _ := subTree(t)
 	ctx := context.Background()
-	top, err := plumbing.Open(ctx, r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	top, lib, in := openSubTree(t, r)
 	snap, err := top.Capture(ctx, plumbing.CaptureOptions{Submodules: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(snap.Scope) != 1 || snap.Scope[0] != "lib" {
 		t.Fatalf("top's scope %q, want lib", snap.Scope)
-	}
-	lib, err := top.OpenSubmodule(ctx, "lib")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := lib.OpenSubmodule(ctx, "in")
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, s := range []*plumbing.Repo{lib, in} {
 		want, err := plumbing.Open(ctx, s.WorkTree)
@@ -46,4 +32,34 @@ func TestOpenSubmoduleAsGitSeesIt(t *testing.T) {
 			t.Errorf("OpenSubmodule: %s %s %s; git says %s %s %s", s.WorkTree, s.GitDir, s.CommonDir, want.WorkTree, want.GitDir, want.CommonDir)
 		}
 	}
+}
+
+// subTree is a repository with a file a, the submodule lib (file l) and
+// its submodule lib/in (file i), committed (gittest.Repo.Submodules), and
+// files more written in the top and committed before the submodules.
+func subTree(t *testing.T, more ...string) (top, lib, in *gittest.Repo) {
+	r := gittest.New(t)
+	r.Write("a", "a\n")
+	for _, f := range more {
+		r.Write(f, f+"\n")
+	}
+	r.Commit("init")
+	lib, in = r.Submodules()
+	return r, lib, in
+}
+
+// openSubTree opens subTree's three repositories as plumbing sees them.
+func openSubTree(t *testing.T, r *gittest.Repo) (top, lib, in *plumbing.Repo) {
+	ctx := context.Background()
+	top, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lib, err = top.OpenSubmodule(ctx, "lib"); err != nil {
+		t.Fatal(err)
+	}
+	if in, err = lib.OpenSubmodule(ctx, "in"); err != nil {
+		t.Fatal(err)
+	}
+	return top, lib, in
 }
