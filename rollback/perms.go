@@ -134,20 +134,22 @@ func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
 		}
 		out = append(out, pp)
 	}
-	for _, ch := range p.changes() {
-		deleted := ch.DstMode == "000000"
-		if !deleted && (ch.SrcMode == ch.DstMode || ch.SrcMode == "000000") {
-			continue // the same mode keeps its bits; where nothing is, nothing is lost
+	w.batch(func() {
+		for _, ch := range p.changes() {
+			deleted := ch.DstMode == "000000"
+			if !deleted && (ch.SrcMode == ch.DstMode || ch.SrcMode == "000000") {
+				continue // the same mode keeps its bits; where nothing is, nothing is lost
+			}
+			add(ch.Path, false)
+			if !deleted {
+				continue
+			}
+			for d := path.Dir(ch.Path); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
+				seen[d] = true
+				add(d, true)
+			}
 		}
-		add(ch.Path, false)
-		if !deleted {
-			continue
-		}
-		for d := path.Dir(ch.Path); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
-			seen[d] = true
-			add(d, true)
-		}
-	}
+	})
 	return out
 }
 
@@ -226,8 +228,10 @@ type permOf struct {
 // false, core.fileMode). Any other file rewritten with its own git mode
 // keeps its bits and group (a 0600 file is not widened to 0644). A recorded directory is set only if
 // the writes create it: it does not exist now, below real directories.
-// Where a path is recorded twice the first record wins.
-func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm, execFromDisk bool, made created) permPlan {
+// Where a path is recorded twice the first record wins. found, when not
+// nil, is what a check of the same pass found at each path of writes (nil
+// for nothing there), looked at instead of the path again.
+func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.PathPerm, execFromDisk bool, made created, found map[string]os.FileInfo) permPlan {
 	pp := permPlan{files: map[string]permOf{}, made: made}
 	files := map[string]journal.PathPerm{}
 	seenDir := map[string]bool{}
@@ -261,7 +265,7 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 				continue
 			}
 		}
-		if st, err := w.lstatReal(c.Path); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
+		if st, err := lookAt(w, c.Path, found); err == nil && st.Mode().IsRegular() && c.SrcMode == c.DstMode {
 			po := permOf{path: c.Path, mode: st.Mode().Perm()}
 			if gid, ok := gidOf(st); ok {
 				po.gid = &gid // checkout-index makes a new file, of the user's group
@@ -270,6 +274,18 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 		}
 	}
 	return pp
+}
+
+// lookAt is what found says is at rel, when it was looked at, else the
+// lstat of rel below real directories of the tree (worktree.lstatReal).
+func lookAt(w *worktree, rel string, found map[string]os.FileInfo) (os.FileInfo, error) {
+	if st, ok := found[rel]; ok {
+		if st == nil {
+			return nil, fs.ErrNotExist
+		}
+		return st, nil
+	}
+	return w.lstatReal(rel)
 }
 
 // only is pp for the files of written alone (the others git did not
@@ -296,6 +312,15 @@ func (pp permPlan) only(written map[string]bool) permPlan {
 // and a chmod a file system refuses must not undo them; it returns the
 // paths it could not set, for the tests.
 func (pp permPlan) apply(w *worktree) (failed []string) {
+	failed, _ = pp.applySeen(w)
+	return failed
+}
+
+// applySeen is apply, and also returns what it found at each file it
+// then left as it was (no chown, no chmod): that lstat is the file as
+// it is now.
+func (pp permPlan) applySeen(w *worktree) (failed []string, seen map[string]os.FileInfo) {
+	seen = map[string]os.FileInfo{}
 	set := func(po permOf) {
 		st, err := w.lstatReal(po.path)
 		abs := filepath.Join(w.root, filepath.FromSlash(po.path))
@@ -303,7 +328,9 @@ func (pp permPlan) apply(w *worktree) (failed []string) {
 			return
 		}
 		mode := po.mode
+		changed := false
 		if gid, ok := gidOf(st); ok && po.gid != nil && gid != *po.gid {
+			changed = true
 			if os.Lchown(abs, -1, int(*po.gid)) != nil {
 				def := pp.made.want(mode, po.dir)
 				mode = mode&^(0o070|os.ModeSetgid) | mode&def&0o070
@@ -311,8 +338,14 @@ func (pp permPlan) apply(w *worktree) (failed []string) {
 				return
 			}
 		}
-		if bits(st.Mode(), po.dir) != mode && os.Chmod(abs, mode) != nil {
-			failed = append(failed, po.path)
+		if bits(st.Mode(), po.dir) != mode {
+			changed = true
+			if os.Chmod(abs, mode) != nil {
+				failed = append(failed, po.path)
+			}
+		}
+		if !changed && !po.dir {
+			seen[po.path] = st
 		}
 	}
 	for _, po := range pp.files {
@@ -321,5 +354,5 @@ func (pp permPlan) apply(w *worktree) (failed []string) {
 	for _, po := range pp.dirs {
 		set(po)
 	}
-	return failed
+	return failed, seen
 }

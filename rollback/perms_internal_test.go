@@ -46,7 +46,7 @@ func TestPermPlanNeverThroughSymlink(t *testing.T) {
 	w := newWorktree(root, nil, nil)
 	recorded := []journal.PathPerm{{Path: "keys/deep", Perm: "0700", Dir: true}, {Path: "keys/f", Perm: "0600"}}
 	writes := []plumbing.TreeChange{{Path: "keys/f", SrcMode: "000000", DstMode: "100644"}}
-	pp := planPerms(w, writes, recorded, true, gitDefault)
+	pp := planPerms(w, writes, recorded, true, gitDefault, nil)
 	if len(pp.dirs) != 0 {
 		t.Errorf("planned directories below a symlink: %+v", pp.dirs)
 	}
@@ -88,7 +88,7 @@ func TestPlanPermsChoices(t *testing.T) {
 		{Path: "same.txt", SrcMode: "100644", DstMode: "100644"},
 		{Path: "new.txt", SrcMode: "000000", DstMode: "100644"},
 	}
-	pp := planPerms(w, writes, recorded, true, gitDefault)
+	pp := planPerms(w, writes, recorded, true, gitDefault, nil)
 	got := map[string]os.FileMode{}
 	for p, po := range pp.files {
 		got[p] = po.mode
@@ -114,7 +114,7 @@ func TestPlanPermsChoices(t *testing.T) {
 	if pp.dirs[1].mode != 0o750|os.ModeSetgid {
 		t.Errorf("gone: %v, want setgid 0750", pp.dirs[1].mode)
 	}
-	pp = planPerms(w, writes, recorded, false, gitDefault)
+	pp = planPerms(w, writes, recorded, false, gitDefault, nil)
 	if po, ok := pp.files["exec.sh"]; !ok || po.mode != 0o700 {
 		t.Errorf("with core.fileMode false, exec.sh: %+v, want 0700", pp.files["exec.sh"])
 	}

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/venom-org/git-venom/plumbing"
 )
 
@@ -19,11 +18,16 @@ import (
 // deletions and the checks before every delete or write (RFC 7.4). Git
 // writes the files; this never follows a symlinked parent and never removes
 // a file or non-empty directory that S does not hold.
+//
+// Every check of a path looks at each of its parent directories (parentState:
+// a real directory, not a symlink, a file or a nested repository) before the
+// path itself is looked at with a plain lstat, which then cannot go through
+// a symlink the check did not see. Within one pass of checks (batch) each
+// parent is looked at once, not once per path below it per check.
 type worktree struct {
 	root    string
-	fs      billy.Filesystem // bound to root: refuses paths that escape it
-	deletes map[string]bool  // paths S holds that the plan deletes
-	nested  map[string]bool  // S's nested repositories and gitlinks: never written into
+	deletes map[string]bool // paths S holds that the plan deletes
+	nested  map[string]bool // S's nested repositories and gitlinks: never written into
 	changes []plumbing.TreeChange
 	dirs    map[string]dirSeen // within a batch: what dirAt found
 }
@@ -33,7 +37,7 @@ type worktree struct {
 // nested repositories) are directories nothing is written into or deleted
 // from, whatever the target holds below them (RFC 7.4 gitlink).
 func newWorktree(root string, changes []plumbing.TreeChange, s *plumbing.Snapshot) *worktree {
-	w := &worktree{root: root, fs: osfs.New(root, osfs.WithBoundOS()), deletes: map[string]bool{}, nested: map[string]bool{}, changes: changes}
+	w := &worktree{root: root, deletes: map[string]bool{}, nested: map[string]bool{}, changes: changes}
 	for _, c := range changes {
 		if c.DstMode == "000000" {
 			w.deletes[c.Path] = true
@@ -47,10 +51,14 @@ func newWorktree(root string, changes []plumbing.TreeChange, s *plumbing.Snapsho
 	return w
 }
 
-// lstat is Lstat of a path relative to the root, through the bound
-// filesystem (which refuses a parent that resolves outside the root).
+// lstat is Lstat of a path relative to the root, for a caller that has
+// just checked its parents (parentState): each is a real directory of the
+// tree, so the path cannot resolve outside it. (A filesystem bound to the
+// root, go-billy's BoundOS, would resolve every parent again, per path,
+// and accept a symlink that stays inside the root, which parentState
+// refuses.)
 func (w *worktree) lstat(rel string) (os.FileInfo, error) {
-	return w.fs.Lstat(filepath.FromSlash(rel))
+	return os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
 }
 
 // parents checks each parent directory of rel from the root down: it must
@@ -95,7 +103,7 @@ func (w *worktree) lstatReal(rel string) (os.FileInfo, error) {
 	case absent:
 		return nil, fs.ErrNotExist
 	}
-	return os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
+	return w.lstat(rel)
 }
 
 // parentState is parents, and also says whether rel cannot exist once the
@@ -143,6 +151,9 @@ func (w *worktree) dirAt(rel string) (int, error) {
 		return k.kind, k.err
 	}
 	kind := atDir
+	if lookedAt != nil {
+		lookedAt(rel)
+	}
 	st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -164,17 +175,28 @@ func (w *worktree) dirAt(rel string) (int, error) {
 	return kind, err
 }
 
+// lookedAt, when set (by tests), is called each time dirAt looks at a
+// directory on disk rather than remembering it.
+var lookedAt func(rel string)
+
 // dirSeen is a remembered dirAt answer.
 type dirSeen struct {
 	kind int
 	err  error
 }
 
-// batch runs f remembering what dirAt finds, for a pass of checks that
-// changes nothing in the tree (the checks before the writes, which are
-// then handed to git at once): each parent directory is looked at once
-// per pass, not once per path below it.
+// batch runs f remembering what dirAt finds, for a pass of checks and of
+// the rollback's own moves, links and removals that no git child runs in
+// the middle of (a filter of git's could change the tree): each parent
+// directory is looked at once per pass, not once per path below it per
+// check. What the pass itself makes or removes (mkParents, pruneParents)
+// is remembered as made or removed. A batch inside a batch is the same
+// pass.
 func (w *worktree) batch(f func()) {
+	if w.dirs != nil {
+		f()
+		return
+	}
 	w.dirs = map[string]dirSeen{}
 	defer func() { w.dirs = nil }()
 	f()
@@ -225,17 +247,25 @@ func (w *worktree) blockedNow() []Left {
 // or file, and rel is a file or symlink (S holds it) or absent. A directory
 // there is something S does not hold.
 func (w *worktree) checkDelete(rel string) (bool, string) {
+	ok, detail, _ := w.checkDeleteStat(rel)
+	return ok, detail
+}
+
+// checkDeleteStat is checkDelete, and also returns what it found at rel
+// (nil when nothing is there), for the checks that follow in the same
+// pass.
+func (w *worktree) checkDeleteStat(rel string) (bool, string, os.FileInfo) {
 	if bad, err := w.parents(rel, false); bad != "" || err != nil {
-		return false, bad
+		return false, bad, nil
 	}
 	st, err := w.lstat(rel)
 	if err != nil {
-		return errors.Is(err, fs.ErrNotExist), ""
+		return errors.Is(err, fs.ErrNotExist), "", nil
 	}
 	if st.IsDir() {
-		return false, rel
+		return false, rel, st
 	}
-	return true, ""
+	return true, "", st
 }
 
 // checkWrite says whether checkout-index may be handed c's path: it is
@@ -244,28 +274,36 @@ func (w *worktree) checkDelete(rel string) (bool, string) {
 // its way, ignored files and all: CASES BR-32). beforeDeletes is true at
 // plan time, when paths the plan deletes are still on disk.
 func (w *worktree) checkWrite(c plumbing.TreeChange, beforeDeletes bool) (bool, string) {
+	ok, detail, _ := w.checkWriteStat(c, beforeDeletes)
+	return ok, detail
+}
+
+// checkWriteStat is checkWrite, and also returns what it found at the
+// path, below real directories of the tree (nil when nothing is there),
+// for the checks that follow in the same pass.
+func (w *worktree) checkWriteStat(c plumbing.TreeChange, beforeDeletes bool) (bool, string, os.FileInfo) {
 	bad, absent, err := w.parentState(c.Path, beforeDeletes)
 	if err != nil || bad != "" {
-		return false, bad
+		return false, bad, nil
 	}
 	if absent {
-		return true, "" // nothing can be there once the deletions are done
+		return true, "", nil // nothing can be there once the deletions are done
 	}
 	st, err := w.lstat(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, ""
+		return true, "", nil
 	}
 	if err != nil {
-		return false, c.Path
+		return false, c.Path, nil
 	}
 	if !st.IsDir() {
 		if c.SrcMode != "000000" && c.SrcMode != "160000" {
-			return true, "" // S holds this file; its content is in the safety checkpoint
+			return true, "", st // S holds this file; its content is in the safety checkpoint
 		}
 		if beforeDeletes && w.deletes[c.Path] {
-			return true, ""
+			return true, "", st
 		}
-		return false, c.Path
+		return false, c.Path, st
 	}
 	// A directory: every file below it must be one the plan deletes.
 	extra := ""
@@ -285,7 +323,7 @@ func (w *worktree) checkWrite(c plumbing.TreeChange, beforeDeletes bool) (bool, 
 		}
 		return nil
 	})
-	return extra == "", extra
+	return extra == "", extra, st
 }
 
 // remove unlinks rel (never following it) and then removes its parent
@@ -357,6 +395,48 @@ func (w *worktree) pruneParents(rel string) {
 		}
 		if err := os.Remove(abs); err != nil {
 			return
+		}
+		if w.dirs != nil {
+			w.dirs[filepath.ToSlash(d)] = dirSeen{atNothing, nil}
+		}
+	}
+}
+
+// pruneAll is pruneParents for each of rels, each parent directory tried
+// once: from the deepest up, and not one above a directory that stays.
+func (w *worktree) pruneAll(rels []string) {
+	dirs := map[string]bool{}
+	for _, rel := range rels {
+		for d := path.Dir(rel); d != "." && d != "/" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	order := make([]string, 0, len(dirs))
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if a, b := strings.Count(order[i], "/"), strings.Count(order[j], "/"); a != b {
+			return a > b
+		}
+		return order[i] < order[j]
+	})
+	stays := map[string]bool{}
+	for _, d := range order {
+		if stays[d] {
+			continue
+		}
+		abs := filepath.Join(w.root, filepath.FromSlash(d))
+		st, err := os.Lstat(abs)
+		removed := err == nil && st.IsDir() && os.Remove(abs) == nil
+		if !removed {
+			for q := path.Dir(d); q != "." && q != "/" && !stays[q]; q = path.Dir(q) {
+				stays[q] = true
+			}
+			continue
+		}
+		if w.dirs != nil {
+			w.dirs[d] = dirSeen{atNothing, nil}
 		}
 	}
 }

@@ -296,6 +296,22 @@ func (ap *applier) still(rel string) (bool, string) {
 	}
 	st, err := ap.w.lstatReal(rel)
 	if err != nil {
+		st = nil
+	}
+	return ap.stillAs(rel, st)
+}
+
+// stillAs is still, for a path just found as st (nil: gone) by a check
+// of the same pass.
+func (ap *applier) stillAs(rel string, st os.FileInfo) (bool, string) {
+	b := ap.before[rel]
+	if b == nil {
+		return true, ""
+	}
+	if b.changed != "" {
+		return false, b.changed
+	}
+	if st == nil {
 		return false, "gone since the plan's capture"
 	}
 	if !stampOf(st).unchanged(b.st) {
@@ -555,22 +571,16 @@ func (ap *applier) run(ctx context.Context) error {
 	if len(deletes) > 0 {
 		r.Report("rollback.delete", 0, len(deletes))
 	}
-	for i, c := range deletes {
-		r.Report("rollback.delete", i+1, len(deletes))
-		if ok, detail := ap.w.checkDelete(c.Path); !ok {
-			ap.leave(c.Path, "something is in the way: "+detail)
-			continue
-		}
-		if ok, detail := ap.still(c.Path); !ok {
-			ap.leave(c.Path, detail)
-			continue
-		}
-		moved, err := ap.moveAway(c.Path)
+	// The deletions in passes of writeBatch paths: no git child runs
+	// among them, so each pass looks at each parent directory once
+	// (worktree.batch), and a swap of one for a symlink is seen by the
+	// next pass at the latest.
+	for start := 0; start < len(deletes); start += writeBatch {
+		end := min(start+writeBatch, len(deletes))
+		var err error
+		ap.w.batch(func() { err = ap.deleteBatch(deletes[start:end], start, len(deletes)) })
 		if err != nil {
 			return err
-		}
-		if moved {
-			ap.w.pruneParents(c.Path)
 		}
 	}
 	if p.rel == "" {
@@ -663,55 +673,50 @@ func (ap *applier) run(ctx context.Context) error {
 	return ap.safetyWhole(ctx)
 }
 
+// deleteBatch moves away each of dels (paths S holds that the plan
+// deletes), after checking it again (checkDelete, still), and then removes
+// the parent directories that leaves empty, each tried once; done is how
+// many deletions came before it, of total.
+func (ap *applier) deleteBatch(dels []plumbing.TreeChange, done, total int) error {
+	r := ap.plan.tree.Repo
+	var moved []string
+	defer func() { ap.w.pruneAll(moved) }()
+	for i, c := range dels {
+		r.Report("rollback.delete", done+i+1, total)
+		ok, detail, st := ap.w.checkDeleteStat(c.Path)
+		if !ok {
+			ap.leave(c.Path, "something is in the way: "+detail)
+			continue
+		}
+		if ok, detail := ap.stillAs(c.Path, st); !ok {
+			ap.leave(c.Path, detail)
+			continue
+		}
+		ok, err := ap.moveAway(c.Path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			moved = append(moved, c.Path)
+		}
+	}
+	return nil
+}
+
 // writeOneBatch writes one batch of the plan's writes: each path checked
 // again and, where S holds a file, moved out of the way, then the lot
 // given to checkout-index (without -f), then what git wrote recorded.
 func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChange, recorded []journal.PathPerm) error {
 	p := ap.plan
 	r := p.tree.Repo
-	var ok []plumbing.TreeChange
-	var perms permPlan
-	ap.w.batch(func() {
-		for _, c := range batch {
-			if good, detail := ap.w.checkWrite(c, false); !good {
-				ap.leave(c.Path, "something is in the way: "+detail)
-				continue
-			}
-			if good, detail := ap.still(c.Path); !good {
-				ap.leave(c.Path, detail)
-				continue
-			}
-			ok = append(ok, c)
-		}
-		perms = planPerms(ap.w, ok, recorded, p.tree.Config.ExecFromDisk, ap.made)
-	})
+	// The checks and the moves out of the way are one pass: no git child
+	// runs among them (worktree.batch).
 	var write []plumbing.TreeChange
-	for _, c := range ok {
-		abs := filepath.Join(ap.w.root, filepath.FromSlash(c.Path))
-		st, err := os.Lstat(abs)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return err
-		case st.IsDir():
-			if !clearDir(abs) {
-				ap.leave(c.Path, "something was put there while the rollback ran")
-				continue
-			}
-			ap.touched = true
-		default:
-			moved, err := ap.moveAway(c.Path)
-			if err != nil {
-				return err
-			}
-			if !moved {
-				continue
-			}
-		}
-		write = append(write, c)
-	}
-	if len(write) == 0 {
-		return nil
+	var perms permPlan
+	var err error
+	ap.w.batch(func() { write, perms, err = ap.clearBatch(batch, recorded) })
+	if err != nil || len(write) == 0 {
+		return err
 	}
 	ap.touched = true
 	ap.pending = write
@@ -725,9 +730,6 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 		gone[path] = true
 		ap.leave(path, "saved while the rollback ran")
 	}
-	if err := ap.parentsStillDirs(write); err != nil {
-		return err
-	}
 	written := map[string]bool{}
 	var paths []string
 	for _, c := range write {
@@ -736,11 +738,20 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 			paths = append(paths, c.Path)
 		}
 	}
-	perms.only(written).apply(ap.w)
-	for _, path := range paths {
-		if st, err := ap.w.lstatReal(path); err == nil {
-			ap.wrote[path] = stampOf(st)
+	// git has run: a new pass looks at the parents again.
+	ap.w.batch(func() {
+		if err = ap.parentsStillDirs(write); err != nil {
+			return
 		}
+		_, seen := perms.only(written).applySeen(ap.w)
+		for _, path := range paths {
+			if st, err := lookAt(ap.w, path, seen); err == nil {
+				ap.wrote[path] = stampOf(st)
+			}
+		}
+	})
+	if err != nil {
+		return err
 	}
 	if filterFailed {
 		// A smudge filter failed and git wrote the blob as it is (a
@@ -751,6 +762,54 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 		}
 	}
 	return nil
+}
+
+// clearBatch checks each path of batch again (checkWrite, still) and
+// moves what S holds there out of the way (moveAway; a directory
+// checkWrite let a write replace is cleared): write is what git may now
+// be given, perms the bits those files and the directories they make end
+// with.
+func (ap *applier) clearBatch(batch []plumbing.TreeChange, recorded []journal.PathPerm) (write []plumbing.TreeChange, perms permPlan, err error) {
+	// One lstat a path for the checks (checkWriteStat), and a last one
+	// just before its move (moveAway).
+	var ok []plumbing.TreeChange
+	found := map[string]os.FileInfo{}
+	for _, c := range batch {
+		good, detail, st := ap.w.checkWriteStat(c, false)
+		if !good {
+			ap.leave(c.Path, "something is in the way: "+detail)
+			continue
+		}
+		if good, detail := ap.stillAs(c.Path, st); !good {
+			ap.leave(c.Path, detail)
+			continue
+		}
+		ok = append(ok, c)
+		found[c.Path] = st
+	}
+	perms = planPerms(ap.w, ok, recorded, ap.plan.tree.Config.ExecFromDisk, ap.made, found)
+	for _, c := range ok {
+		abs := filepath.Join(ap.w.root, filepath.FromSlash(c.Path))
+		switch st := found[c.Path]; {
+		case st == nil:
+		case st.IsDir():
+			if !clearDir(abs) {
+				ap.leave(c.Path, "something was put there while the rollback ran")
+				continue
+			}
+			ap.touched = true
+		default:
+			moved, err := ap.moveAway(c.Path)
+			if err != nil {
+				return nil, perms, err
+			}
+			if !moved {
+				continue
+			}
+		}
+		write = append(write, c)
+	}
+	return write, perms, nil
 }
 
 // checkout has git write the batch write where nothing is (the caller
@@ -1148,7 +1207,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	// The deletions, deepest last: a parent comes back before its files.
 	deletes := append([]plumbing.TreeChange(nil), p.deletes...)
 	byDepth(deletes)
-	perms := planPerms(ap.w, nil, dirsOnly(ap.own), p.tree.Config.ExecFromDisk, ap.made)
+	perms := planPerms(ap.w, nil, dirsOnly(ap.own), p.tree.Config.ExecFromDisk, ap.made, nil)
 	for i := len(deletes) - 1; i >= 0; i-- {
 		rel := deletes[i].Path
 		b := ap.backups[rel]
@@ -1183,7 +1242,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		}
 	}
 	if len(fromS) > 0 {
-		sp := planPerms(ap.w, fromS, ap.own, p.tree.Config.ExecFromDisk, ap.made)
+		sp := planPerms(ap.w, fromS, ap.own, p.tree.Config.ExecFromDisk, ap.made, nil)
 		refused, _, err := r.Checkout(ctx, fromS)
 		if err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("writing back S's files: %w", err))
