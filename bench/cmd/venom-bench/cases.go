@@ -19,6 +19,12 @@ type caseFunc func(t *tree, o *options) (*benchCase, error)
 // allCases lists the rows in the order they run. The rows that leave
 // tens of thousands of loose objects or files behind come last, each
 // cleaning up after itself.
+// smallCases are the rows of the small generated tree (-small, git.git's
+// size, 4,800 files by default), where a command's fixed cost of git
+// children weighs most: issue 16's rollback of 10 paths on a 4.8k-file
+// tree (1.5x two status walks and the checkout).
+var smallCases = []caseFunc{rollbackRow(10)}
+
 func allCases(o *options) []caseFunc {
 	cs := []caseFunc{cleanCapture, dedupCapture, logGrowth, dedupUnstaged, dedupAfterRollback}
 	for _, n := range o.sizes {

@@ -31,6 +31,7 @@ type options struct {
 	tsv     string
 	big     int
 	subs    int
+	small   int
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.StringVar(&o.repo, "repo", "", "also measure on a local clone of this repository (the repository itself is only read)")
 	flag.IntVar(&o.files, "files", 100000, "files in the generated tree; 0 skips it")
 	flag.IntVar(&o.subs, "submodules", 20, "submodules in the tree of issue 18's rows; 0 skips it")
+	flag.IntVar(&o.small, "small", 4800, "files in the small generated tree (git.git's size) of the small-tree rows; 0 skips it")
 	sizes := flag.String("modified", "1,10,100,1000,10000", "comma-separated numbers of files changed in the modified-files rows")
 	flag.IntVar(&o.reps, "reps", 9, "timed runs of each side (median reported), after one warm-up each")
 	flag.StringVar(&o.only, "only", "", "run only cases whose name matches this regular expression")
@@ -115,6 +117,14 @@ func run(o *options, w io.Writer) error {
 		}
 		trees = append(trees, t)
 	}
+	if o.small > 0 && o.small != o.files {
+		t, err := generated(o.cache, o.small)
+		if err != nil {
+			return err
+		}
+		t.small = true
+		trees = append(trees, t)
+	}
 	if o.subs > 0 {
 		t, err := withSubmodules(o.cache, o.subs)
 		if err != nil {
@@ -123,7 +133,7 @@ func run(o *options, w io.Writer) error {
 		trees = append(trees, t)
 	}
 	if len(trees) == 0 {
-		return fmt.Errorf("nothing to measure: -files 0, -submodules 0 and no -repo")
+		return fmt.Errorf("nothing to measure: -files 0, -small 0, -submodules 0 and no -repo")
 	}
 
 	ver, _ := git(o.cache, "--version")
@@ -153,8 +163,11 @@ func run(o *options, w io.Writer) error {
 		fmt.Fprintf(w, "  %-36s %10s %10s  %-30s %10s %10s %7s %9s %7s\n",
 			"case", "venom", "venom cpu", "against", "baseline", "cpu", "ratio", "cpu ratio", "target")
 		cases := allCases(o)
-		if t.subs > 0 {
+		switch {
+		case t.subs > 0:
 			cases = submoduleCases(o)
+		case t.small:
+			cases = smallCases
 		}
 		for _, f := range cases {
 			c, err := f(t, o)

@@ -22,6 +22,7 @@ type tree struct {
 	dir   string // top of the work tree, inside the cache dir
 	files int    // tracked paths
 	subs  int    // submodules s00.. (withSubmodules); 0 for the other trees
+	small bool   // the small generated tree (-small): smallCases only
 }
 
 // ownedMark is written into the git dir of every tree the bench made; no
