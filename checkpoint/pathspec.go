@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 
 	"github.com/venom-org/git-venom/internal/rfcerr"
@@ -23,4 +24,23 @@ func (t *Tree) SplitPathspec(ps *plumbing.Pathspec, rels []string) ([]plumbing.R
 			WithHint("give the pathspec without :(%s), or run the command inside %s, where its attributes are the repository's own", me.Magic, me.Repo)
 	}
 	return out, err
+}
+
+// CheckPathspec refuses a pathspec git cannot read (plumbing.CheckPathspec:
+// unknown magic, an element outside the work tree) as
+// invalid_params.pathspec (exit 2; data: pathspec, the elements as given),
+// with git's own reason, before anything is computed or written. nil for
+// an empty pathspec.
+func (t *Tree) CheckPathspec(ctx context.Context, ps *plumbing.Pathspec) error {
+	err := t.Repo.CheckPathspec(ctx, ps)
+	var pe *plumbing.PathspecError
+	if errors.As(err, &pe) {
+		return rfcerr.New("invalid_params.pathspec", map[string]any{"pathspec": pe.Args},
+			"bad pathspec: %s", pe.Reason).
+			WithHint("a pathspec is git's (gitglossary(7)): paths relative to the current directory, and magic such as :(glob), :(icase), :(exclude) or :/")
+	}
+	if err != nil {
+		return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": TopRepo, "reason": "ls-files"}, "reading the pathspec")
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package plumbing
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,6 +22,40 @@ const EmptyBlob OID = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 type Pathspec struct {
 	Args []string
 	Dir  string
+}
+
+// PathspecError is a pathspec git refuses to read: magic it does not know
+// (":(foo)x"), an element outside the work tree ("../../x"), or any other
+// element its pathspec parser rejects. Args is the pathspec as given and
+// Reason git's own message (its last line, "fatal: " dropped).
+type PathspecError struct {
+	Args   []string
+	Reason string
+}
+
+func (e *PathspecError) Error() string {
+	return fmt.Sprintf("bad pathspec %s: %s", strings.Join(e.Args, " "), e.Reason)
+}
+
+// CheckPathspec asks git whether it reads ps, before a command spends work
+// on it: `git ls-files` over an empty index in ps.Dir, which matches
+// nothing and fails only when its pathspec does not parse. It returns a
+// *PathspecError then, and nil for a pathspec git reads (matching nothing
+// is fine) or an empty one. One git child; none for an empty pathspec.
+func (r *Repo) CheckPathspec(ctx context.Context, ps *Pathspec) error {
+	if ps.Empty() {
+		return nil
+	}
+	_, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where()}, append([]string{"ls-files", "-z"}, ps.Argv()...)...)
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 128 {
+		msg := strings.TrimSpace(ge.Stderr)
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return &PathspecError{Args: ps.Args, Reason: strings.TrimPrefix(msg, "fatal: ")}
+	}
+	return err
 }
 
 // Empty reports whether ps matches every path (nil, or no Args).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/plumbing"
 )
 
@@ -168,5 +169,44 @@ func TestFlattenGraftsSubmodules(t *testing.T) {
 	}
 	if same, env, err := top.Flatten(ctx, "HEAD", nil); err != nil || same != "HEAD" || env != nil {
 		t.Errorf("no grafts: %s %v %v, want the tree itself", same, env, err)
+	}
+}
+
+// TestCheckPathspec: git decides what it reads. Unknown magic and an
+// element outside the work tree are PathspecErrors with git's reason; a
+// pathspec that parses is nil whether it matches anything or not, from the
+// top or a subdirectory; so is an empty one.
+func TestCheckPathspec(t *testing.T) {
+	g := gittest.New(t)
+	g.Write("src/a", "a\n")
+	g.Commit("init")
+	r, err := plumbing.Open(context.Background(), g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		dir    string
+		args   []string
+		reason string // "" for a pathspec git reads
+	}{
+		{"", []string{"src", ":(glob)**/a", ":!src/b", ":/src", ":(icase)SRC"}, ""},
+		{"", []string{"no/such/path"}, ""},
+		{"src", []string{"../src/a", "."}, ""},
+		{"", []string{"src", ":(foo)x"}, "Invalid pathspec magic 'foo'"},
+		{"src", []string{"../../x"}, "is outside repository"},
+	} {
+		ps := &plumbing.Pathspec{Args: tc.args, Dir: filepath.Join(g.Dir, tc.dir)}
+		err := r.CheckPathspec(ctx, ps)
+		var pe *plumbing.PathspecError
+		switch {
+		case tc.reason == "" && err != nil:
+			t.Errorf("%v in %q: %v, want nil", tc.args, tc.dir, err)
+		case tc.reason != "" && (!errors.As(err, &pe) || !strings.Contains(pe.Reason, tc.reason) || fmt.Sprint(pe.Args) != fmt.Sprint(tc.args)):
+			t.Errorf("%v in %q: %v, want a PathspecError saying %q", tc.args, tc.dir, err, tc.reason)
+		}
+	}
+	if err := r.CheckPathspec(ctx, nil); err != nil {
+		t.Errorf("no pathspec: %v", err)
 	}
 }

@@ -298,6 +298,9 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	if err := t.CheckPathspec(ctx, o.Pathspec); err != nil {
+		return nil, err
+	}
 	st, err := t.Log.Load()
 	if err != nil {
 		return nil, checkpoint.LogError(err, "reading the log")

@@ -145,4 +145,21 @@ test_expect_success 'checkpoint diff takes a pathspec (relative to here), --stat
 	grep "^ src/lib/l.c | 2 +-$" "$OUT/actual"
 '
 
+test_expect_success 'a pathspec git cannot read is invalid_params.pathspec, and nothing is written' '
+	narrow &&
+	{ tree_state && git for-each-ref refs/venom && venom_log | wc -l; } >"$OUT/before" &&
+	venom_fails invalid_params.pathspec "$OUT/err.json" nplan k1 -- src ":(foo)x" &&
+	test_json "$OUT/err.json" ".error.data.pathspec == [\"src\", \":(foo)x\"]" \
+		".error.message | test(\"magic\")" &&
+	venom_fails invalid_params.pathspec "$OUT/err.json" git venom-rollback --agent a1 --json k1 --plan p2-0000000000000000 -- ../outside &&
+	test_json "$OUT/err.json" ".error.message | test(\"outside repository\")" &&
+	venom_fails invalid_params.pathspec "$OUT/err.json" git venom-checkpoint diff --agent a1 --json k1 -- ":(foo)x" &&
+	test_expect_code 2 git venom-plan --agent a1 k1 -- ":(foo)x" 2>"$OUT/stderr" &&
+	grep "^error: bad pathspec: " "$OUT/stderr" &&
+	{ tree_state && git for-each-ref refs/venom && venom_log | wc -l; } >"$OUT/after" &&
+	test_cmp "$OUT/before" "$OUT/after" &&
+	nplan k1 -- no/such/path >"$OUT/none.json" &&
+	test_json "$OUT/none.json" "[.repos[0].files[]] == []"
+'
+
 test_done

@@ -136,6 +136,9 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := t.CheckPathspec(ctx, ps); err != nil {
+		return err
+	}
 	e.startProgress(t.Repo)
 	from, err := t.Find(ctx, st, id, pos[0])
 	if err != nil {
