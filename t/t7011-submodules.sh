@@ -258,6 +258,21 @@ test_expect_success 'a pathspec matching in the top and in submodules; a glob; a
 	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test "$(cat lib/in/i)" = "i2 (the agent'"'"'s)"
 '
 
+test_expect_success 'unguarded: a submodule the pathspec reaches has its HEAD moved back, one it does not reach is never touched' '
+	sub_repo headpath &&
+	L0=$(git -C lib rev-parse HEAD) &&
+	K1=$(ts) &&
+	(cd lib/in && echo "i2, committed" >i && git commit -qam agent) && I1=$(git -C lib/in rev-parse HEAD) &&
+	(cd lib && echo "l2, committed" >l && git commit -qam agent) && L1=$(git -C lib rev-parse HEAD) &&
+	K2=$(te) &&
+	P=$(git venom-plan --agent $AG --json $K1 --restore files -- lib/l | jq -r .plan) &&
+	git venom-rollback --agent $AG --json $K1 --restore files --plan $P -- lib/l >"$OUT/r.json" &&
+	test_json "$OUT/r.json" "[.repos[].repo] == [\".\", \"lib\"]" \
+		".repos[1].head == {moves: true, from: \"$L1\", to: \"$L0\", commits: 1}" &&
+	test "$(git -C lib rev-parse HEAD)" = "$L0" && test "$(cat lib/l)" = l1 &&
+	test "$(git -C lib/in rev-parse HEAD)" = "$I1" && test "$(cat lib/in/i)" = "i2, committed"
+'
+
 test_expect_success 'attr magic cannot go into a submodule: refused, nothing touched' '
 	sub_repo attr &&
 	agent_turn &&
