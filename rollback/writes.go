@@ -673,6 +673,24 @@ func (ap *applier) run(ctx context.Context) error {
 	return ap.safetyWhole(ctx)
 }
 
+// stillFree returns the judge of a check of rel (checkWriteStat,
+// checkDeleteStat: whether rel may be written or deleted, what is in the
+// way, what is there): true when nothing is in the way and rel is still
+// what the baseline saw (stillAs); otherwise rel is left, saying why.
+func (ap *applier) stillFree(rel string) func(free bool, inTheWay string, st os.FileInfo) bool {
+	return func(free bool, inTheWay string, st os.FileInfo) bool {
+		if !free {
+			ap.leave(rel, "something is in the way: "+inTheWay)
+			return false
+		}
+		if ok, detail := ap.stillAs(rel, st); !ok {
+			ap.leave(rel, detail)
+			return false
+		}
+		return true
+	}
+}
+
 // deleteBatch moves away each of dels (paths S holds that the plan
 // deletes), after checking it again (checkDelete, still), and then removes
 // the parent directories that leaves empty, each tried once; done is how
@@ -683,13 +701,7 @@ func (ap *applier) deleteBatch(dels []plumbing.TreeChange, done, total int) erro
 	defer func() { ap.w.pruneAll(moved) }()
 	for i, c := range dels {
 		r.Report("rollback.delete", done+i+1, total)
-		ok, detail, st := ap.w.checkDeleteStat(c.Path)
-		if !ok {
-			ap.leave(c.Path, "something is in the way: "+detail)
-			continue
-		}
-		if ok, detail := ap.stillAs(c.Path, st); !ok {
-			ap.leave(c.Path, detail)
+		if !ap.stillFree(c.Path)(ap.w.checkDeleteStat(c.Path)) {
 			continue
 		}
 		ok, err := ap.moveAway(c.Path)
@@ -776,12 +788,7 @@ func (ap *applier) clearBatch(batch []plumbing.TreeChange, recorded []journal.Pa
 	found := map[string]os.FileInfo{}
 	for _, c := range batch {
 		good, detail, st := ap.w.checkWriteStat(c, false)
-		if !good {
-			ap.leave(c.Path, "something is in the way: "+detail)
-			continue
-		}
-		if good, detail := ap.stillAs(c.Path, st); !good {
-			ap.leave(c.Path, detail)
+		if !ap.stillFree(c.Path)(good, detail, st) {
 			continue
 		}
 		ok = append(ok, c)
