@@ -64,11 +64,34 @@ func (ps *Pathspec) Empty() bool { return ps == nil || len(ps.Args) == 0 }
 // Argv is what a git command takes after its other arguments: "--" and
 // the pathspec, or nothing for an empty one. A command given it runs in
 // Where.
+//
+// A pathspec of excludes only (":!vendor") gets ":/" added: git gives such
+// a pathspec an implied positive element that is the whole tree for diff
+// but the current directory for ls-files (pathspec.c, PATHSPEC_PREFER_CWD),
+// and a plan asks both (diff-tree for the top's changes, ls-files for a
+// submodule's paths and for left paths), so that from a subdirectory the
+// two would disagree. With ":/" both mean the whole tree, as git diff does.
 func (ps *Pathspec) Argv() []string {
 	if ps.Empty() {
 		return nil
 	}
-	return append([]string{"--"}, ps.Args...)
+	argv := append([]string{"--"}, ps.Args...)
+	for _, a := range ps.Args {
+		if !isExclude(a) {
+			return argv
+		}
+	}
+	return append(argv, ":/")
+}
+
+// isExclude reports whether a pathspec element has exclude magic.
+func isExclude(arg string) bool {
+	for _, m := range PathspecMagic(arg) {
+		if m == "exclude" {
+			return true
+		}
+	}
+	return false
 }
 
 // Where is the directory a git command given Argv runs in: Dir, or "" (the

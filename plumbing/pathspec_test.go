@@ -99,6 +99,11 @@ func TestRepoPathspecMatchesPathsFromTheTop(t *testing.T) {
 		{r.Dir, []string{"lib/in", "a"}, "|a||i made|", "lib/in"},
 		{docs, []string{"../lib/d"}, "||d/x.c||", ""},
 		{docs, []string{"x", ":/lib/in/i"}, "|docs/x||i|", ""},
+		// Excludes only: the whole tree but them, from a subdirectory too
+		// (git diff's reading; ls-files alone would take docs/ only).
+		{docs, []string{":!x"}, "|a|d/x.c gone l|i made|", "lib lib/in"},
+		{docs, []string{":!x", ":(exclude)../lib/d"}, "|a|gone l|i made|", "lib lib/in"},
+		{r.Dir, []string{":!lib"}, "|a docs/x|||", ""},
 	} {
 		ps := &plumbing.Pathspec{Args: tc.args, Dir: tc.dir}
 		split, err := plumbing.SplitPathspec(top, ps, rels)
