@@ -175,6 +175,36 @@ func (w *worktree) dirAt(rel string) (int, error) {
 	return kind, err
 }
 
+// parentsNow looks at each parent directory of rel again, from the root
+// down, whatever the pass remembers of them: the last look before the
+// rollback moves or removes something at rel (moveAway, clearDir,
+// pruneAll). A pass looks at each parent once for its checks, and a
+// person can swap one for a symlink (to outside the tree, or to where the
+// directory now is) while the pass works through the paths below it;
+// rename and remove follow a symlinked parent. It returns the first
+// parent that is no longer a real directory ("" when each is), and the
+// pass remembers it as such. One plain lstat a parent: whether a parent
+// holds a repository was checked by the pass.
+func (w *worktree) parentsNow(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		q := strings.Join(parts[:i], "/")
+		st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(q)))
+		if err == nil && st.IsDir() {
+			continue
+		}
+		if w.dirs != nil {
+			kind := atOther
+			if errors.Is(err, fs.ErrNotExist) {
+				kind = atNothing
+			}
+			w.dirs[q] = dirSeen{kind, nil}
+		}
+		return q
+	}
+	return ""
+}
+
 // lookedAt, when set (by tests), is called each time dirAt looks at a
 // directory on disk rather than remembering it.
 var lookedAt func(rel string)
@@ -428,7 +458,7 @@ func (w *worktree) pruneAll(rels []string) {
 		}
 		abs := filepath.Join(w.root, filepath.FromSlash(d))
 		st, err := os.Lstat(abs)
-		removed := err == nil && st.IsDir() && os.Remove(abs) == nil
+		removed := err == nil && st.IsDir() && w.parentsNow(d) == "" && os.Remove(abs) == nil
 		if !removed {
 			for q := path.Dir(d); q != "." && q != "/" && !stays[q]; q = path.Dir(q) {
 				stays[q] = true

@@ -324,11 +324,19 @@ func (ap *applier) stillAs(rel string, st os.FileInfo) (bool, string) {
 // tree into the backup directory, after a last lstat against the
 // baseline: false when it is no longer what S held, and then nothing is
 // moved and rel is left (changed_during_rollback).
-// Its parents were checked just before (worktree.checkWrite or
-// checkDelete). A backup directory on another device gets a copy, and
+// Its parents were checked by the pass (worktree.checkWrite or
+// checkDelete) and are looked at again first (parentsNow): one swapped
+// for a symlink since is left as in the way, never moved through. A backup directory on another device gets a copy, and
 // the file is removed once the copy is made and the file is still as
 // the baseline saw it.
 func (ap *applier) moveAway(rel string) (bool, error) {
+	if movingAway != nil {
+		movingAway(rel)
+	}
+	if bad := ap.w.parentsNow(rel); bad != "" {
+		ap.leave(rel, "something is in the way: "+bad)
+		return false, nil
+	}
 	if ok, _ := ap.still(rel); !ok || ap.before[rel] == nil {
 		ap.leave(rel, "saved while the rollback ran")
 		return false, nil
@@ -373,6 +381,9 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 	ap.touched = true
 	return true, nil
 }
+
+// movingAway, when set (by tests), is called as moveAway begins with rel.
+var movingAway func(rel string)
 
 // backupDirReady makes the backup directory, in the worktree's scratch
 // directory in the git dir (never in the tree: a capture would see it).
@@ -800,6 +811,10 @@ func (ap *applier) clearBatch(batch []plumbing.TreeChange, recorded []journal.Pa
 		switch st := found[c.Path]; {
 		case st == nil:
 		case st.IsDir():
+			if bad := ap.w.parentsNow(c.Path); bad != "" {
+				ap.leave(c.Path, "something is in the way: "+bad)
+				continue
+			}
 			if !clearDir(abs) {
 				ap.leave(c.Path, "something was put there while the rollback ran")
 				continue

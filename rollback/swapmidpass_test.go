@@ -1,0 +1,95 @@
+package rollback_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/rollback"
+)
+
+// swapMidPass arms moveAway's test hook so that, as the rollback comes
+// to move a/b/x out of the way, the directory a is moved outside the
+// tree and a symlink to it put in its place: the pass looked at a (a
+// real directory) before, for its checks and for the paths moved before
+// a/b/x. It returns where a went. Not parallel: the hook is the
+// package's.
+func swapMidPass(t *testing.T, f *fixture) string {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), "a")
+	root := f.r.Dir
+	swapped := false
+	rollback.SetMovingAway(func(rel string) {
+		if swapped || rel != "a/b/x" {
+			return
+		}
+		swapped = true
+		if err := os.Rename(filepath.Join(root, "a"), outside); err != nil {
+			t.Errorf("moving a outside: %v", err)
+		}
+		if err := os.Symlink(outside, filepath.Join(root, "a")); err != nil {
+			t.Errorf("a symlink for a: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		rollback.SetMovingAway(nil)
+		if !swapped {
+			t.Errorf("the swap of a never happened")
+		}
+	})
+	return outside
+}
+
+// TestDeleteThroughAParentSwappedMidPass: the deletions of a pass look
+// at each parent once for their checks (issue 16), but each move out of
+// the way looks at the parents again just before it, so a directory of
+// the tree swapped for a symlink to outside between the pass's look and
+// a later path's move is never deleted through: the file there, now
+// outside the tree, stays, and the path is left. (The old code moved it
+// into the backup and removed it.)
+func TestDeleteThroughAParentSwappedMidPass(t *testing.T) {
+	f := newFixture(t, true)
+	r := f.r
+	r.Write("base", "base\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("a/b/long-name-1", "l\n")
+	r.Write("a/b/x", "x\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	outside := swapMidPass(t, f)
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if err != nil {
+		t.Fatalf("rollback: %v", describe(err))
+	}
+	if got, err := os.ReadFile(filepath.Join(outside, "b", "x")); err != nil || string(got) != "x\n" {
+		t.Errorf("the file outside the tree is %q (%v) after the rollback, want x: deleted through the symlink a", got, err)
+	}
+	if len(res.Repos) != 1 || len(res.Repos[0].Left) == 0 || res.Repos[0].Left[0].Path != "a/b/x" {
+		t.Errorf("left %+v, want a/b/x", res.Repos)
+	}
+}
+
+// TestWriteMoveThroughAParentSwappedMidPass is the same for a write: the
+// file S holds at a/b/x is moved away before git writes the target's,
+// and is never moved from outside the tree through the symlink a (the
+// old code moved it into the backup, then failed at git's write and
+// could not put it back through the symlink: x2 was only in the backup
+// and the safety checkpoint).
+func TestWriteMoveThroughAParentSwappedMidPass(t *testing.T) {
+	f := newFixture(t, true)
+	r := f.r
+	r.Write("a/b/long-name-1", "l1\n")
+	r.Write("a/b/x", "x1\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("a/b/long-name-1", "l2\n")
+	r.Write("a/b/x", "x2\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	outside := swapMidPass(t, f)
+	_, _, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	t.Logf("rollback: %v", err)
+	if got, err := os.ReadFile(filepath.Join(outside, "b", "x")); err != nil || string(got) != "x2\n" {
+		t.Errorf("the file outside the tree is %q (%v) after the rollback, want x2", got, err)
+	}
+}
