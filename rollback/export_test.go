@@ -5,7 +5,7 @@ package rollback
 // rollback's own lstats.
 func SetLookedAt(f func(rel string)) { lookedAt = f }
 
-// SetMovingAway sets the function moveAway calls as it begins with a path
-// (nil: none), for the tests that change the tree between a pass's checks
-// and a move.
-func SetMovingAway(f func(rel string)) { movingAway = f }
+// SetTouching sets the function moveAway ("move") and placeAll ("link")
+// call as they begin with a path (nil: none), for the tests that change
+// the tree between a pass's checks and a move or link.
+func SetTouching(f func(op, rel string)) { touching = f }

@@ -16,12 +16,17 @@ import (
 // a/b/x. It returns where a went. Not parallel: the hook is the
 // package's.
 func swapMidPass(t *testing.T, f *fixture) string {
+	return swapAt(t, f, "move")
+}
+
+// swapAt is swapMidPass as op ("move" or "link") begins with a/b/x.
+func swapAt(t *testing.T, f *fixture, op string) string {
 	t.Helper()
 	outside := filepath.Join(t.TempDir(), "a")
 	root := f.r.Dir
 	swapped := false
-	rollback.SetMovingAway(func(rel string) {
-		if swapped || rel != "a/b/x" {
+	rollback.SetTouching(func(o, rel string) {
+		if swapped || o != op || rel != "a/b/x" {
 			return
 		}
 		swapped = true
@@ -33,7 +38,7 @@ func swapMidPass(t *testing.T, f *fixture) string {
 		}
 	})
 	t.Cleanup(func() {
-		rollback.SetMovingAway(nil)
+		rollback.SetTouching(nil)
 		if !swapped {
 			t.Errorf("the swap of a never happened")
 		}
@@ -91,5 +96,30 @@ func TestWriteMoveThroughAParentSwappedMidPass(t *testing.T) {
 	t.Logf("rollback: %v", err)
 	if got, err := os.ReadFile(filepath.Join(outside, "b", "x")); err != nil || string(got) != "x2\n" {
 		t.Errorf("the file outside the tree is %q (%v) after the rollback, want x2", got, err)
+	}
+}
+
+// TestLinkThroughAParentSwappedMidPass: git's files are linked from the
+// stage into the tree in one pass; a parent swapped for a symlink to
+// outside after the pass made or looked at it is never linked through:
+// nothing is written outside the tree, and the rollback is undone.
+func TestLinkThroughAParentSwappedMidPass(t *testing.T) {
+	f := newFixture(t, true)
+	r := f.r
+	r.Write("a/b/long-name-1", "l1\n")
+	r.Write("a/b/x", "x1\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	if err := os.RemoveAll(r.Path("a")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	outside := swapAt(t, f, "link")
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if c := code(err); c != "failed.rollback_undone" && c != "failed.rollback_partial" {
+		t.Errorf("rollback with a swapped while its files were linked: %+v, %v", res, describe(err))
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "b", "x")); err == nil {
+		t.Errorf("a/b/x was written outside the tree, through the symlink a")
 	}
 }

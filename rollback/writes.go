@@ -330,8 +330,8 @@ func (ap *applier) stillAs(rel string, st os.FileInfo) (bool, string) {
 // the file is removed once the copy is made and the file is still as
 // the baseline saw it.
 func (ap *applier) moveAway(rel string) (bool, error) {
-	if movingAway != nil {
-		movingAway(rel)
+	if touching != nil {
+		touching("move", rel)
 	}
 	if bad := ap.w.parentsNow(rel); bad != "" {
 		ap.leave(rel, "something is in the way: "+bad)
@@ -382,8 +382,9 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 	return true, nil
 }
 
-// movingAway, when set (by tests), is called as moveAway begins with rel.
-var movingAway func(rel string)
+// touching, when set (by tests), is called as moveAway ("move") and
+// placeAll ("link") begin with a path.
+var touching func(op, rel string)
 
 // backupDirReady makes the backup directory, in the worktree's scratch
 // directory in the git dir (never in the tree: a capture would see it).
@@ -892,6 +893,15 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 		}
 		if err := ap.w.mkParents(c.Path); err != nil {
 			return refused, nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+		// The pass looked at the parents for an earlier path: a person
+		// may have swapped one for a symlink since, and a link is made
+		// through it.
+		if touching != nil {
+			touching("link", c.Path)
+		}
+		if bad := ap.w.parentsNow(c.Path); bad != "" {
+			return refused, nil, fmt.Errorf("writing %s: %s is not a directory of the tree", c.Path, bad)
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
 			var target string
