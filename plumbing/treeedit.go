@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -308,20 +307,16 @@ func (ed *treeEditor) apply(changes map[string]*Entry) (OID, error) {
 		for _, j := range levels[d] {
 			for _, k := range j.subdirs {
 				if k.empty {
-					delete(j.items, k.name)
+					j.del(k.name)
 				} else {
-					j.items[k.name] = treeItem{mode: "40000", name: k.name, oid: k.tree}
+					j.set(treeItem{mode: "40000", name: k.name, oid: k.tree})
 				}
 			}
-			if len(j.items) == 0 && j != top {
+			if j.live == 0 && j != top {
 				j.empty = true
 				continue
 			}
-			list := make([]treeItem, 0, len(j.items))
-			for _, it := range j.items {
-				list = append(list, it)
-			}
-			lists = append(lists, list)
+			lists = append(lists, j.list())
 			jobs = append(jobs, j)
 		}
 		oids, err := ed.writeAll(lists)
@@ -339,27 +334,89 @@ func (ed *treeEditor) apply(changes map[string]*Entry) (OID, error) {
 // "" when there is none), its entries as they become, the directories
 // below it that are made too, and the result: tree, or empty when nothing
 // is left in it.
+//
+// items starts as the old tree's entries, in their order, and only the
+// names the changes touch are looked up (pos): a directory of thousands
+// of files with one changed costs a copy of its list, not a map of it.
+// A removed entry stays in items with no mode until list drops it; live
+// counts the others.
 type dirJob struct {
 	node    *editNode
 	name    string
 	path    string
 	old     OID
-	items   map[string]treeItem
+	items   []treeItem
+	pos     map[string]int // index in items of each name of node.kids there
+	live    int
 	subdirs []*dirJob
 	tree    OID
 	empty   bool
 }
 
+// get returns the entry name has now, of a name of j.node.kids.
+func (j *dirJob) get(name string) (treeItem, bool) {
+	if i, ok := j.pos[name]; ok && j.items[i].mode != "" {
+		return j.items[i], true
+	}
+	return treeItem{}, false
+}
+
+// set gives it.name the entry it, of a name of j.node.kids.
+func (j *dirJob) set(it treeItem) {
+	i, ok := j.pos[it.name]
+	if !ok {
+		j.pos[it.name] = len(j.items)
+		j.items = append(j.items, it)
+		j.live++
+		return
+	}
+	if j.items[i].mode == "" {
+		j.live++
+	}
+	j.items[i] = it
+}
+
+// del removes name's entry, if it has one, of a name of j.node.kids.
+func (j *dirJob) del(name string) {
+	if i, ok := j.pos[name]; ok && j.items[i].mode != "" {
+		j.items[i].mode = ""
+		j.live--
+	}
+}
+
+// list is j's entries, the removed ones left out (items is not used
+// after).
+func (j *dirJob) list() []treeItem {
+	if j.live == len(j.items) {
+		return j.items
+	}
+	list := j.items[:0]
+	for _, it := range j.items {
+		if it.mode != "" {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
 // open fills j's entries from its old tree (already read) and the changes
 // of its own names, and returns the directories below it to make.
 func (ed *treeEditor) open(j *dirJob) ([]*dirJob, error) {
-	j.items = map[string]treeItem{}
+	kids := j.node.kids
+	var old []treeItem
 	if j.old != "" {
-		for _, it := range ed.tree(j.old) {
-			j.items[it.name] = it
-		}
+		old = ed.tree(j.old)
 	}
-	for name, k := range j.node.kids {
+	j.items = make([]treeItem, 0, len(old)+len(kids))
+	j.pos = make(map[string]int, len(kids))
+	for _, it := range old {
+		if _, ok := kids[it.name]; ok {
+			j.pos[it.name] = len(j.items)
+		}
+		j.items = append(j.items, it)
+	}
+	j.live = len(j.items)
+	for name, k := range kids {
 		path := name
 		if j.path != "" {
 			path = j.path + "/" + name
@@ -368,24 +425,24 @@ func (ed *treeEditor) open(j *dirJob) ([]*dirJob, error) {
 			if len(k.kids) > 0 {
 				return nil, fmt.Errorf("editing a tree: %q is removed with all below it, and changed below", path)
 			}
-			delete(j.items, name)
+			j.del(name)
 			continue
 		}
 		if k.set && k.entry != nil {
 			if err := onlyRemovals(k, path); err != nil {
 				return nil, err
 			}
-			j.items[name] = treeItem{mode: k.entry.Mode, name: name, oid: k.entry.OID}
+			j.set(treeItem{mode: k.entry.Mode, name: name, oid: k.entry.OID})
 			continue
 		}
-		if it, ok := j.items[name]; k.set && ok && it.mode != "40000" {
-			delete(j.items, name)
+		if it, ok := j.get(name); k.set && ok && it.mode != "40000" {
+			j.del(name)
 		}
 		if len(k.kids) == 0 {
 			continue
 		}
 		var sub OID
-		if it, ok := j.items[name]; ok && it.mode == "40000" {
+		if it, ok := j.get(name); ok && it.mode == "40000" {
 			sub = it.oid
 		}
 		if sub == "" && onlyRemovals(k, path) == nil {
@@ -524,15 +581,36 @@ func (ed *treeEditor) readOne(oid OID) ([]treeItem, error) {
 // name>" per entry, the name hashLen bytes long (20 for SHA-1, 32 for
 // SHA-256).
 func parseTree(b []byte, hashLen int) ([]treeItem, error) {
-	var res []treeItem
-	for len(b) > 0 {
-		sp := bytes.IndexByte(b, ' ')
-		nul := bytes.IndexByte(b, 0)
-		if sp < 1 || nul < sp+2 || len(b) < nul+1+hashLen {
+	// Two passes: the first checks the shape and counts, so that the
+	// second makes the entries' strings as slices of two strings (the
+	// body's text, the hex of its object names), not three per entry.
+	n := 0
+	for rest := b; len(rest) > 0; n++ {
+		sp := bytes.IndexByte(rest, ' ')
+		nul := bytes.IndexByte(rest, 0)
+		if sp < 1 || nul < sp+2 || len(rest) < nul+1+hashLen {
 			return nil, errors.New("bad tree object")
 		}
-		res = append(res, treeItem{mode: string(b[:sp]), name: string(b[sp+1 : nul]), oid: OID(hex.EncodeToString(b[nul+1 : nul+1+hashLen]))})
-		b = b[nul+1+hashLen:]
+		rest = rest[nul+1+hashLen:]
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	text := string(b)
+	hexLen := 2 * hashLen
+	hb := make([]byte, n*hexLen)
+	res := make([]treeItem, n)
+	off := 0
+	for i := range res {
+		sp := off + strings.IndexByte(text[off:], ' ')
+		nul := sp + strings.IndexByte(text[sp:], 0)
+		hex.Encode(hb[i*hexLen:], b[nul+1:nul+1+hashLen])
+		res[i] = treeItem{mode: text[off:sp], name: text[sp+1 : nul]}
+		off = nul + 1 + hashLen
+	}
+	hs := string(hb)
+	for i := range res {
+		res[i].oid = OID(hs[i*hexLen : (i+1)*hexLen])
 	}
 	return res, nil
 }
@@ -553,8 +631,10 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 		n += len(list) * (len("100644 blob \t\x00") + ed.hexLen + 16)
 	}
 	b.Grow(n)
+	// In no order: mktree sorts each tree's entries as git does (by
+	// name, a directory's as if it ended in "/"), and no reader of
+	// treeCache's lists needs them sorted.
 	for _, list := range lists {
-		slices.SortFunc(list, func(x, y treeItem) int { return strings.Compare(x.name, y.name) })
 		for k, it := range list {
 			typ := "blob"
 			switch it.mode {
