@@ -197,39 +197,54 @@ func copyOpenKeepMtime(in *os.File, dst string) error {
 // HeadState returns the commit HEAD names ("" when unborn) and the branch
 // it is on ("" when detached).
 func (r *Repo) HeadState(ctx context.Context) (OID, string, error) {
-	head, branch, _, err := r.headState(ctx, false)
+	head, branch, _, _, err := r.headState(ctx, false, "")
 	return head, branch, err
 }
 
 // headState is HeadState, and with withTree also HEAD's tree ("" when
-// unborn), from the same child.
-func (r *Repo) headState(ctx context.Context, withTree bool) (head OID, branch string, tree OID, err error) {
-	// One child for the usual case: the commit, [its tree,] then the
-	// symbolic name ("HEAD" when detached). An unborn HEAD fails and is
-	// told apart below.
+// unborn), from the same child. With also a tree's name, the same child
+// says whether that tree is in the object store (there; false when it is
+// not, or when HEAD is unborn).
+func (r *Repo) headState(ctx context.Context, withTree bool, also OID) (head OID, branch string, tree OID, there bool, err error) {
+	// One child for the usual case: the commit, [its tree,] [also's tree,]
+	// then the symbolic name ("HEAD" when detached). An unborn HEAD fails
+	// and is told apart below; so does a missing also, asked again
+	// without it.
 	args := []string{"rev-parse", "HEAD"}
 	if withTree {
 		args = append(args, "HEAD^{tree}")
 	}
+	if also != "" {
+		// Peeling reads the object: rev-parse fails when it is not there,
+		// or is no tree.
+		args = append(args, string(also)+"^{tree}")
+	}
 	out, err := r.Run(ctx, Options{}, append(args, "--symbolic-full-name", "HEAD")...)
 	if err != nil {
+		if also != "" && ctx.Err() == nil {
+			head, branch, tree, _, err = r.headState(ctx, withTree, "")
+			return head, branch, tree, false, err
+		}
 		b, err2 := r.Line(ctx, Options{}, "symbolic-ref", "-q", "HEAD")
 		if err2 != nil {
-			return "", "", "", fmt.Errorf("reading HEAD: %w", err)
+			return "", "", "", false, fmt.Errorf("reading HEAD: %w", err)
 		}
-		return "", strings.TrimPrefix(b, "refs/heads/"), "", nil
+		return "", strings.TrimPrefix(b, "refs/heads/"), "", false, nil
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(f) != len(args) {
-		return "", "", "", fmt.Errorf("reading HEAD: unexpected output %q", out)
+		return "", "", "", false, fmt.Errorf("reading HEAD: unexpected output %q", out)
 	}
 	if withTree {
 		tree = OID(f[1])
 	}
+	if also != "" {
+		there = OID(f[len(f)-2]) == also
+	}
 	if sym := f[len(f)-1]; strings.HasPrefix(sym, "refs/heads/") {
 		branch = strings.TrimPrefix(sym, "refs/heads/")
 	}
-	return OID(f[0]), branch, tree, nil
+	return OID(f[0]), branch, tree, there, nil
 }
 
 // Capture implements RFC 4.1 steps 1 to 4 for this tree, walking it once:
@@ -309,8 +324,19 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	snap := &Snapshot{}
 	var headTree OID
-	if snap.Head, snap.Branch, headTree, err = r.headState(ctx, true); err != nil {
+	// The stage index the last tree edit kept (kept.go), and whether the
+	// tree it memoized is still there, asked of the child that reads HEAD.
+	kept := r.loadKeptStage()
+	var memo OID
+	if kept != nil {
+		memo = kept.Memo.Tree
+	}
+	var memoThere bool
+	if snap.Head, snap.Branch, headTree, memoThere, err = r.headState(ctx, true, memo); err != nil {
 		return nil, err
+	}
+	if kept != nil && !memoThere {
+		kept.Memo = stageMemo{}
 	}
 
 	// Step 2: the index's own view: assume-unchanged bits to clear in the
@@ -682,12 +708,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// paths that changed (treeEditor, issue 3). A failure to read the
 		// work tree fails the capture as it would the full way; one of
 		// the editor itself (an object gone from base) takes the full way.
-		tree, err := r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
+		tree, err := r.editCapture(ctx, kept, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
 		for try := 1; err != nil && IsObjectRace(err) && try < objectWriteTries && sleepCtx(ctx, retryWait(try)); try++ {
 			// mktree met a concurrent gc (objectrace.go); its session
 			// cannot be run again by Run, so the edit is.
 			r.trace.printf("editing the tree met a concurrent gc: edit %d of %d", try+1, objectWriteTries)
-			tree, err = r.editCapture(ctx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
+			tree, err = r.editCapture(ctx, kept, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
 		}
 		var se *stageError
 		switch {
@@ -753,10 +779,10 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 // and the nested repositories' entries, links, set last (a gitlink
 // replaces whatever base has at its path; dropTree removes it). With no
 // path to read, no index is made. The stage index the last capture
-// kept, if any, is where staging starts, and this one's is kept for the
-// next (kept.go).
-func (r *Repo) editCapture(ctx context.Context, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
-	kept := r.loadKeptStage()
+// kept (nil: none; loaded by the caller, its Memo cleared unless git
+// said the memoized tree is there) is where staging starts, and this
+// one's is kept for the next (kept.go).
+func (r *Repo) editCapture(ctx context.Context, kept *keptStage, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
 	tree, err := r.editCaptureFrom(ctx, kept, base, update, removed, info, infoPaths, links, newest)
 	var se *stageError
 	if err != nil && kept != nil && ctx.Err() == nil && (!errors.As(err, &se) || indexUnreadable(err)) {
@@ -802,19 +828,18 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, base OID, u
 	}
 	failpoint.Hit("capture.index-updated")
 	// The same changes on the same base as the capture that kept the
-	// stage index make the same tree: it is not written again, once git
-	// says it is still there (a tree no checkpoint holds may have gone
-	// with a gc; git prunes an object with all it reaches, or keeps them,
-	// so the tree there means its blobs are). Elsewhere mktree checks
-	// that every object it is given is there, those of the kept entries
-	// included.
+	// stage index make the same tree: it is not written again where git
+	// said, as the capture read HEAD, that it is still there (a tree no
+	// checkpoint holds may have gone with a gc; git prunes an object with
+	// all it reaches, or keeps them, so the tree there means its blobs
+	// are; the caller cleared a memo that is not). Elsewhere mktree
+	// checks that every object it is given is there, those of the kept
+	// entries included.
 	digest := changesDigest(changes)
 	var tree OID
 	if m := kept; m != nil && m.Memo.Base == base && m.Memo.Digest == digest && m.Memo.Tree != "" {
-		if typ, err := r.Line(ctx, Options{NoWorkTree: true}, "cat-file", "-t", string(m.Memo.Tree)); err == nil && typ == "tree" {
-			tree = m.Memo.Tree
-			r.trace.printf("capture: the tree of the same changes, %s", tree)
-		}
+		tree = m.Memo.Tree
+		r.trace.printf("capture: the tree of the same changes, %s", tree)
 	}
 	if tree == "" {
 		if tree, err = ed.write(changes); err != nil {

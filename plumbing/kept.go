@@ -126,7 +126,9 @@ func randHex() string {
 // file it holds may have been changed in the second it was written, so
 // that git would read that file again each time it is used, until the
 // index is written again (the next capture writes it); Memo the tree the
-// edit made.
+// edit made; Listing what `git ls-files -s -v -z` printed of it, so that
+// a capture after which git did not rewrite its copy (nothing to hash or
+// refresh: a dedup) need not ask again.
 type keptStage struct {
 	Index   string
 	Base    OID
@@ -137,6 +139,7 @@ type keptStage struct {
 	Env     string
 	Racy    bool
 	Memo    stageMemo
+	Listing []byte
 }
 
 // stageMemo says that the tree edit of Base with the changes whose digest
@@ -148,7 +151,7 @@ type stageMemo struct {
 }
 
 // keptStageVersion is the format of stage.json; another is not read.
-const keptStageVersion = 2
+const keptStageVersion = 3
 
 // keptStageFile is stage.json: the path lists NUL-terminated, as git's -z
 // output, stored as base64 (a path is any bytes but NUL); the top
@@ -164,6 +167,7 @@ type keptStageFile struct {
 	Env     string    `json:"env,omitempty"`
 	Racy    bool      `json:"racy,omitempty"`
 	Memo    stageMemo `json:"memo"`
+	Listing []byte    `json:"listing,omitempty"`
 }
 
 func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
@@ -180,7 +184,7 @@ func (r *Repo) loadKeptStage() *keptStage {
 		!isOIDHex(string(f.Base)) {
 		return nil
 	}
-	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy}
+	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, Listing: f.Listing}
 	var ok bool
 	if ks.Paths, ok = nulSet(f.Paths); !ok {
 		return nil
@@ -243,7 +247,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 		dirs = append(dirs, d+"/")
 	}
 	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
-		Paths: nulOf(ks.Paths), Attrs: nulOf(ks.Attrs), Dirs: NulList(dirs)}
+		Paths: nulOf(ks.Paths), Attrs: nulOf(ks.Attrs), Dirs: NulList(dirs), Listing: ks.Listing}
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(dir))

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,16 @@ func TestStageIndexSparesRehash(t *testing.T) {
 		if runs(tr, "mktree") != 0 {
 			t.Fatalf("capture %d wrote the same trees again:\n%s", i+2, tr)
 		}
+		// Nor is git asked what it already said: the kept stage index's
+		// listing stands while update-index left the copy as it was, and
+		// whether the memoized tree is there is asked of the child that
+		// reads HEAD.
+		if n := stageChildren(tr, "ls-files"); n != 0 {
+			t.Fatalf("capture %d listed the unchanged stage index again (%d):\n%s", i+2, n, tr)
+		}
+		if runs(tr, "cat-file") != 0 {
+			t.Fatalf("capture %d asked cat-file about the memoized tree:\n%s", i+2, tr)
+		}
 	}
 	// One more file changed: that one is read, the others are not.
 	r.Write("d/f03", "changed again, to something else\n")
@@ -151,6 +162,48 @@ func TestStageIndexSparesRehash(t *testing.T) {
 		t.Fatalf("a capture with .gitattributes changed read %d files, want all %d", got, n)
 	}
 	assertSameAsScratch(t, r, snap)
+}
+
+// stageChildren counts the git children in trace that ran sub in a stage
+// index (those runs leaves out).
+func stageChildren(trace, sub string) int {
+	n := 0
+	for _, l := range strings.Split(trace, "\n") {
+		args, ok := strings.CutPrefix(l, "venom trace: git ")
+		if !ok {
+			continue
+		}
+		if args, env, _ := strings.Cut(args, " ["); strings.Contains(env, "/stage-") && slices.Contains(strings.Fields(args), sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestKeptStageMemoGone: the tree a capture memoized is gone from the
+// object store (a gc of unreachable objects; here its file alone is
+// removed, the blobs stay): the next capture of the same changes writes
+// it again rather than name a tree that is not there.
+func TestKeptStageMemoGone(t *testing.T) {
+	t.Parallel()
+	r, _ := countingRepo(t, 3)
+	for i := 0; i < 3; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
+	}
+	tick()
+	first := capture(t, r, plumbing.CaptureOptions{})
+	obj := filepath.Join(r.GitDir, "objects", string(first.Tree)[:2], string(first.Tree)[2:])
+	if err := os.Remove(obj); err != nil {
+		t.Fatalf("the capture's tree is not a loose object: %v", err)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if snap.Tree != first.Tree {
+		t.Fatalf("tree %s, want %s", snap.Tree, first.Tree)
+	}
+	if runs(tr, "mktree") == 0 {
+		t.Fatalf("the memoized tree, gone, was not written again:\n%s", tr)
+	}
+	assertObjects(t, r, snap.Tree)
 }
 
 // scratch is what a capture makes of r with nothing kept (no status or

@@ -947,13 +947,27 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, &stageError{fmt.Errorf("recording submodule commits and kept entries: %w", err)}
 		}
 	}
-	out, err := r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z")
-	if err != nil {
-		return nil, fmt.Errorf("listing the staged paths: %w", err)
+	// git rewrites an index it changes (a new file renamed over it),
+	// never in place: a copy of the kept stage index that is the same
+	// file with the same mtime still holds what the kept one held, and
+	// its listing, kept with it, is not asked for again.
+	now, nowErr := os.Stat(idx)
+	unchanged := ks != nil && copied != nil && nowErr == nil && os.SameFile(copied, now) && now.ModTime().Equal(copied.ModTime())
+	var out []byte
+	var list []IndexEntry
+	if unchanged && len(ks.Listing) > 0 {
+		if list, err = ParseLsFiles(ks.Listing); err == nil {
+			out = ks.Listing
+			r.trace.printf("capture: the kept stage index is as it was; its listing kept")
+		}
 	}
-	list, err := ParseLsFiles(out)
-	if err != nil {
-		return nil, err
+	if out == nil {
+		if out, err = r.Run(ctx, Options{Env: env}, "ls-files", "-s", "-v", "-z"); err != nil {
+			return nil, fmt.Errorf("listing the staged paths: %w", err)
+		}
+		if list, err = ParseLsFiles(out); err != nil {
+			return nil, err
+		}
 	}
 	if ed.keep {
 		// Left for the caller to keep (storeKeptStage), with what it holds:
@@ -961,7 +975,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		// base. Not where an entry has a bit that would make git trust it
 		// without looking (core.ignoreStat sets assume-unchanged).
 		next := &keptStage{Base: ed.base, Paths: map[string]bool{}, Attrs: attrs, Dirs: map[string]bool{},
-			Tainted: taint, Env: envID}
+			Tainted: taint, Env: envID, Listing: out}
 		keepable := true
 		for _, e := range list {
 			if e.AssumeUnchanged() || e.SkipWorktree() {
@@ -977,8 +991,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		for d := range dirs {
 			next.Dirs[d] = true
 		}
-		now, err := os.Stat(idx)
-		if keepable && err == nil {
+		if keepable && nowErr == nil {
 			// Racy: a file was changed in (or after) the second git wrote
 			// the index (git compares seconds).
 			next.Racy = !ed.newest.IsZero() && ed.newest.Unix() >= now.ModTime().Unix()
@@ -989,8 +1002,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 			// Unchanged when git did not rewrite the copy and it holds the
 			// same paths on the same base: nothing to keep anew.
-			if ks != nil && copied != nil && os.SameFile(copied, now) &&
-				now.ModTime().Equal(copied.ModTime()) && sameSet(ks.Paths, next.Paths) &&
+			if unchanged && sameSet(ks.Paths, next.Paths) &&
 				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy {
 				ed.same = true
 			}
