@@ -626,9 +626,12 @@ func (ed *treeEditor) writeAll(lists [][]treeItem) ([]OID, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
-	n := 0
+	n := 0 // the exact size: one Grow, no copy as it fills
 	for _, list := range lists {
-		n += len(list) * (len("100644 blob \t\x00") + ed.hexLen + 16)
+		n++
+		for _, it := range list {
+			n += len(it.mode) + len(" commit ") + ed.hexLen + len(it.name) + 2
+		}
 	}
 	b.Grow(n)
 	// In no order: mktree sorts each tree's entries as git does (by

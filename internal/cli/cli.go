@@ -92,6 +92,7 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	if path := os.Getenv("GIT_VENOM_CPUPROFILE"); path != "" {
 		defer startProfile(path)()
 	}
+	tuneGC()
 	// A hang-up (a closed terminal, a harness ending its hook's session)
 	// stops a command as SIGTERM and Ctrl-C do: the context ends, git's
 	// children are killed, and a rollback goes back to S before it exits
@@ -112,6 +113,22 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		return report(e, err)
 	}
 	return 0
+}
+
+// tuneGC lets the heap grow to five times what is live before the
+// garbage collector runs (GOGC=400), under a soft limit of 1 GiB, unless
+// GOGC or GOMEMLIMIT says otherwise. A command lives for one capture or
+// rollback, and what it keeps (the trees a capture's tree edit read and
+// wrote, about 10 MB for 1,000 changed files on a 57k-file tree) lives
+// until it exits: at Go's default the collector ran several times a
+// capture for nothing, a fifth of venom's own CPU (issue 16, pprof).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // panicErr is a recovered panic as failed.internal (DESIGN.md 7: a bug).
