@@ -686,3 +686,69 @@ func TestKeptStageFilterFailureFails(t *testing.T) {
 		t.Fatalf("the capture succeeded (tree %s) although the clean filter failed", snap.Tree)
 	}
 }
+
+// TestCaptureWholeWay (issue 16): a capture of many changed paths writes
+// its tree from a copy of the whole private index (update-index
+// --index-info, write-tree) rather than by the tree edit (cat-file,
+// mktree), and that tree is the one the tree edit makes of the same
+// state: files changed, deleted and added in new directories, a file
+// that became a directory and a directory that became a file, a new
+// symlink, an executable bit, a tracked directory that is now a nested
+// repository (a gitlink where its files were) and an untracked one.
+func TestCaptureWholeWay(t *testing.T) {
+	r := gittest.New(t)
+	for i := 0; i < 200; i++ {
+		r.Write(fmt.Sprintf("d%02d/f%03d", i%20, i), fmt.Sprintf("file %d\n", i))
+	}
+	r.Write("a/file", "a was a directory\n")
+	r.Write("c", "c was a file\n")
+	r.Write("exe", "#!/bin/sh\n")
+	r.Write("inner/x", "inner was tracked\n")
+	r.Commit("init")
+	for i := 0; i < 150; i++ {
+		r.Write(fmt.Sprintf("d%02d/f%03d", i%20, i), fmt.Sprintf("file %d, changed\n", i))
+	}
+	for i := 150; i < 160; i++ {
+		os.Remove(r.Path(fmt.Sprintf("d%02d/f%03d", i%20, i)))
+	}
+	for i := 0; i < 20; i++ {
+		r.Write(fmt.Sprintf("new/n%02d/g%03d", i%4, i), fmt.Sprintf("new %d\n", i))
+	}
+	os.RemoveAll(r.Path("a"))
+	r.Write("a", "a is a file\n")
+	os.Remove(r.Path("c"))
+	r.Write("c/y", "c is a directory\n")
+	if err := os.Symlink("exe", r.Path("link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(r.Path("exe"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"inner", "untracked-repo"} {
+		n := nested(t, r.Path(d))
+		n.Write("z", "z\n")
+		n.Git("-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-q", "--allow-empty", "-m", d)
+	}
+	tick()
+
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if runs(tr, "mktree") != 0 || !strings.Contains(tr, "write-tree [GIT_INDEX_FILE=") || !strings.Contains(tr, "/whole-") {
+		t.Fatalf("a capture of %d changed paths did not take the whole way:\n%s", snap.Changed, tr)
+	}
+	t.Setenv("GIT_VENOM_TEST_TREE_WAY", "edit")
+	want := scratch(t, r)
+	if want.Tree != snap.Tree {
+		t.Fatalf("the whole way made %s, the tree edit %s:\n%v\n%v", snap.Tree, want.Tree, r.Tree(string(snap.Tree)), r.Tree(string(want.Tree)))
+	}
+	tree := r.Tree(string(snap.Tree))
+	if e := tree["inner"]; e.Mode != "160000" {
+		t.Errorf("inner: %+v, want a gitlink", e)
+	}
+	if e := tree["exe"]; e.Mode != "100755" {
+		t.Errorf("exe: %+v, want 100755", e)
+	}
+	if _, ok := tree["c/y"]; !ok {
+		t.Errorf("c/y missing: %v", tree)
+	}
+	assertObjects(t, r, snap.Tree)
+}

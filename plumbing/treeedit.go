@@ -96,12 +96,12 @@ type treeEditor struct {
 // in the background, so that their start overlaps the work before their
 // first use.
 func (r *Repo) editTree(ctx context.Context, base OID) (*treeEditor, error) {
-	return r.editTreeLazy(ctx, base, true)
+	return r.editTreeLazy(ctx, base, true, true)
 }
 
 // editTreeLazy is editTree, starting its processes only when first needed
-// unless eager.
-func (r *Repo) editTreeLazy(ctx context.Context, base OID, eager bool) (*treeEditor, error) {
+// unless eager (its mktree only if eagerMk too).
+func (r *Repo) editTreeLazy(ctx context.Context, base OID, eager, eagerMk bool) (*treeEditor, error) {
 	ed := &treeEditor{r: r, ctx: ctx, base: base, hexLen: len(base), names: map[OID]map[string]treeItem{}}
 	if !eager {
 		return ed, nil
@@ -110,6 +110,9 @@ func (r *Repo) editTreeLazy(ctx context.Context, base OID, eager bool) (*treeEdi
 		if _, err := ed.session(&ed.cat, "cat-file", "--batch"); err != nil {
 			return nil, err
 		}
+	}
+	if !eagerMk {
+		return ed, nil
 	}
 	if _, err := ed.session(&ed.mk, "mktree", "-z", "--batch"); err != nil {
 		ed.close()
