@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,11 @@ func tracedCapture(t *testing.T, r *gittest.Repo, o plumbing.CaptureOptions) (*p
 // ("ls-files", "write-tree"), whatever -c options come first. Those that
 // run in the index of the changed paths alone (stage-*.index) are not
 // counted: they ask nothing about the user's index.
-func runs(trace, sub string) int {
+func runs(trace, sub string) int { return childRuns(trace, sub, false) }
+
+// childRuns is runs, counting with stage only those that run in a stage
+// index, without it only the others.
+func childRuns(trace, sub string, stage bool) int {
 	n := 0
 	for _, l := range strings.Split(trace, "\n") {
 		args, ok := strings.CutPrefix(l, "venom trace: git ")
@@ -48,14 +53,11 @@ func runs(trace, sub string) int {
 			continue
 		}
 		args, env, _ := strings.Cut(args, " [") // the extra environment
-		if strings.Contains(env, "/stage-") {
+		if strings.Contains(env, "/stage-") != stage {
 			continue
 		}
-		for _, a := range strings.Fields(args) {
-			if a == sub {
-				n++
-				break
-			}
+		if slices.Contains(strings.Fields(args), sub) {
+			n++
 		}
 	}
 	return n

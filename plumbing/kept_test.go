@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,18 +165,21 @@ func TestStageIndexSparesRehash(t *testing.T) {
 
 // stageChildren counts the git children in trace that ran sub in a stage
 // index (those runs leaves out).
-func stageChildren(trace, sub string) int {
-	n := 0
-	for _, l := range strings.Split(trace, "\n") {
-		args, ok := strings.CutPrefix(l, "venom trace: git ")
-		if !ok {
-			continue
-		}
-		if args, env, _ := strings.Cut(args, " ["); strings.Contains(env, "/stage-") && slices.Contains(strings.Fields(args), sub) {
-			n++
-		}
+func stageChildren(trace, sub string) int { return childRuns(trace, sub, true) }
+
+// unstagedCapture is a countingRepo of n files, each changed and not
+// staged, captured once (the reads it made counted off): what that
+// capture kept is the stage index of the n paths and its memo.
+func unstagedCapture(t *testing.T, n int) (*gittest.Repo, func() int, *plumbing.Snapshot) {
+	t.Helper()
+	r, reads := countingRepo(t, n)
+	for i := 0; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
 	}
-	return n
+	tick()
+	first := capture(t, r, plumbing.CaptureOptions{})
+	reads()
+	return r, reads, first
 }
 
 // TestKeptStageMemoGone: the tree a capture memoized is gone from the
@@ -186,12 +188,7 @@ func stageChildren(trace, sub string) int {
 // it again rather than name a tree that is not there.
 func TestKeptStageMemoGone(t *testing.T) {
 	t.Parallel()
-	r, _ := countingRepo(t, 3)
-	for i := 0; i < 3; i++ {
-		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
-	}
-	tick()
-	first := capture(t, r, plumbing.CaptureOptions{})
+	r, _, first := unstagedCapture(t, 3)
 	obj := filepath.Join(r.GitDir, "objects", string(first.Tree)[:2], string(first.Tree)[2:])
 	if err := os.Remove(obj); err != nil {
 		t.Fatalf("the capture's tree is not a loose object: %v", err)
@@ -377,13 +374,7 @@ func assertObjects(t *testing.T, r *gittest.Repo, tree plumbing.OID) {
 // objects the repository has. Without the check it named the pruned blob.
 func TestKeptStagePrunedObjects(t *testing.T) {
 	t.Parallel()
-	r, reads := countingRepo(t, 3)
-	for i := 0; i < 3; i++ {
-		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
-	}
-	tick()
-	first := capture(t, r, plumbing.CaptureOptions{})
-	reads()
+	r, reads, first := unstagedCapture(t, 3)
 	r.Git("prune", "--expire=now")
 	if _, err := r.GitErr("cat-file", "-e", string(first.Tree)); err == nil {
 		t.Fatal("prune left the capture's tree: the test does not test a pruned object")
