@@ -495,9 +495,9 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	if keyed {
 		// The status index for the captures of this index to come: this
-		// walk's private index when status refreshed it, else the one it
-		// started from; none while an attributes file differs from the
-		// index's.
+		// walk's private index when status refreshed it or it is not
+		// one, else the one it started from; none while an attributes
+		// file differs from the index's.
 		want := ""
 		switch {
 		case !keep || attrsChanged(statusPaths(status)):
@@ -507,6 +507,14 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			}
 		case fromStatus:
 			want = cached.Status
+		default:
+			// Nothing to refresh: the copy is the user's index byte for
+			// byte, a status index too, and the captures to come link
+			// it rather than copy the user's index (a link to that one
+			// would change its ctime, which the cache keys on).
+			if want = r.keepStatusIndex(idx, statusName); want != "" {
+				r.trace.printf("capture: the private index kept as the status index %s", want)
+			}
 		}
 		if store == nil && cached.Status != want {
 			c := *cached

@@ -94,7 +94,7 @@ func (r *Repo) keepStatusIndex(idx, name string) string {
 }
 
 // removeKept removes the kept files whose names start with prefix, but
-// keep: those of earlier captures, and temporary files a killed one left.
+// keep and keep's listing (keep.ls): those of earlier captures, and temporary files a killed one left.
 // A capture that copies one of them meanwhile finds it gone and does
 // without it.
 func (r *Repo) removeKept(prefix, keep string) {
@@ -103,7 +103,7 @@ func (r *Repo) removeKept(prefix, keep string) {
 		return
 	}
 	for _, e := range ents {
-		if n := e.Name(); strings.HasPrefix(n, prefix) && n != keep {
+		if n := e.Name(); strings.HasPrefix(n, prefix) && n != keep && (keep == "" || n != keep+".ls") {
 			os.Remove(filepath.Join(r.keptDir(), n))
 		}
 	}
@@ -128,7 +128,10 @@ func randHex() string {
 // index is written again (the next capture writes it); Memo the tree the
 // edit made; Listing what `git ls-files -s -v -z` printed of it, so that
 // a capture after which git did not rewrite its copy (nothing to hash or
-// refresh: a dedup) need not ask again.
+// refresh: a dedup) need not ask again. The listing is kept beside the
+// index, in <Index>.ls, raw, and stage.json holds its SHA-256
+// (ListingSum): it is read only where it is used (keptListing), and
+// stage.json, which every capture reads, stays small.
 type keptStage struct {
 	Index   string
 	Base    OID
@@ -139,7 +142,9 @@ type keptStage struct {
 	Env     string
 	Racy    bool
 	Memo    stageMemo
-	Listing []byte
+	Listing []byte // set to store; loaded by keptListing
+	// ListingSum is the hex SHA-256 of the listing file, as loaded.
+	ListingSum string
 }
 
 // stageMemo says that the tree edit of Base with the changes whose digest
@@ -167,7 +172,8 @@ type keptStageFile struct {
 	Env     string    `json:"env,omitempty"`
 	Racy    bool      `json:"racy,omitempty"`
 	Memo    stageMemo `json:"memo"`
-	Listing []byte    `json:"listing,omitempty"`
+	// ListingSum is the hex SHA-256 of <Index>.ls (keptStage.Listing).
+	ListingSum string `json:"listing_sha256,omitempty"`
 }
 
 func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
@@ -184,7 +190,7 @@ func (r *Repo) loadKeptStage() *keptStage {
 		!isOIDHex(string(f.Base)) {
 		return nil
 	}
-	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, Listing: f.Listing}
+	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, ListingSum: f.ListingSum}
 	var ok bool
 	if ks.Paths, ok = nulSet(f.Paths); !ok {
 		return nil
@@ -247,7 +253,14 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 		dirs = append(dirs, d+"/")
 	}
 	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
-		Paths: nulOf(ks.Paths), Attrs: nulOf(ks.Attrs), Dirs: NulList(dirs), Listing: ks.Listing}
+		Paths: nulOf(ks.Paths), Attrs: nulOf(ks.Attrs), Dirs: NulList(dirs)}
+	if ks.Listing != nil {
+		// Beside the index, before the description that names both.
+		sum := sha256.Sum256(ks.Listing)
+		if renameio.WriteFile(filepath.Join(dir, name+".ls"), ks.Listing, 0o600, renameio.WithTempDir(dir)) == nil {
+			f.ListingSum = hex.EncodeToString(sum[:])
+		}
+	}
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(dir))
@@ -255,9 +268,26 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	if err != nil {
 		return false
 	}
-	ks.Index = name
+	ks.Index, ks.ListingSum = name, f.ListingSum
 	r.removeKept("stage-", name)
 	return true
+}
+
+// keptListing returns the listing of the kept stage index ks
+// (keptStage.Listing), nil when there is none or the file is not the one
+// stage.json names (its SHA-256 differs).
+func (r *Repo) keptListing(ks *keptStage) []byte {
+	if ks.ListingSum == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.keptDir(), ks.Index+".ls"))
+	if err != nil {
+		return nil
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ks.ListingSum {
+		return nil
+	}
+	return b
 }
 
 func nulSet(b []byte) (map[string]bool, bool) {

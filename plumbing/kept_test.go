@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -742,4 +743,83 @@ func TestCaptureWholeWay(t *testing.T) {
 		t.Errorf("c/y missing: %v", tree)
 	}
 	assertObjects(t, r, snap.Tree)
+}
+
+// TestKeptListingDamaged: the kept stage index's listing (<index>.ls) is
+// used only while it is the file stage.json names (its SHA-256): one
+// that another hand changed, here to name HEAD's blob of d/f00, makes
+// the capture ask git again, and its tree holds the work tree's d/f00.
+// Without the check the capture took the listing's word.
+func TestKeptListingDamaged(t *testing.T) {
+	t.Parallel()
+	r, _, first := unstagedCapture(t, 3)
+	if snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{}); snap.Tree != first.Tree || stageChildren(tr, "ls-files") != 0 {
+		t.Fatalf("the dedup: tree %s (want %s), or it listed the stage index:\n%s", snap.Tree, first.Tree, tr)
+	}
+	lists, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "kept", "stage-*.ls"))
+	if len(lists) != 1 {
+		t.Fatalf("kept listings %v, want one", lists)
+	}
+	b, err := os.ReadFile(lists[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, head := r.Line("hash-object", "d/f00"), r.Line("rev-parse", "HEAD:d/f00")
+	if !strings.Contains(string(b), now) {
+		t.Fatalf("the listing %q does not name d/f00's blob %s", b, now)
+	}
+	if err := os.WriteFile(lists[0], []byte(strings.ReplaceAll(string(b), now, head)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if snap.Tree != first.Tree {
+		t.Fatalf("with a changed listing: tree %s, want %s:\n%s", snap.Tree, first.Tree, tr)
+	}
+	if stageChildren(tr, "ls-files") != 1 {
+		t.Fatalf("a changed listing was not asked for again:\n%s", tr)
+	}
+}
+
+// TestStatusIndexOfAFreshIndex: where status has nothing to refresh, the
+// capture's copy of the user's index is kept as the status index all the
+// same, and the next capture starts from it (a hard link to it, not a
+// copy of the user's index). The user's index is never linked: its
+// ctime, which the index cache keys on, and its link count stay.
+func TestStatusIndexOfAFreshIndex(t *testing.T) {
+	t.Parallel()
+	r, _ := countingRepo(t, 3)
+	r.Write("d/f00", "unstaged, longer than it was\n")
+	// An index written after the files' second: no entry is racily
+	// clean, and status has nothing to refresh in a copy of it.
+	tick()
+	r.Git("update-index", "-q", "--refresh", "--force-write-index")
+	settle(t, r)
+	index := filepath.Join(r.GitDir, "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, "kept as the status index status-") {
+		t.Fatalf("the first capture kept no status index:\n%s", tr)
+	}
+	for i := 0; i < 2; i++ {
+		again, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+		if !strings.Contains(tr, "from the status index") || again.Tree != snap.Tree {
+			t.Fatalf("capture %d: tree %s (want %s), or not from the status index:\n%s", i+2, again.Tree, snap.Tree, tr)
+		}
+	}
+	after, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, bc, ok1 := plumbing.StatIdentity(before)
+	_, _, ac, ok2 := plumbing.StatIdentity(after)
+	st, ok3 := after.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 || !ok3 {
+		t.Skip("no ctime or link count on this system")
+	}
+	if !os.SameFile(before, after) || bc != ac || st.Nlink != 1 {
+		t.Fatalf("the user's index: ctime %d -> %d, links %d (want it unchanged, one link)", bc, ac, st.Nlink)
+	}
 }

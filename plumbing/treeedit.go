@@ -961,9 +961,13 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	unchanged := ks != nil && copied != nil && nowErr == nil && os.SameFile(copied, now) && now.ModTime().Equal(copied.ModTime())
 	var out []byte
 	var list []IndexEntry
-	if unchanged && len(ks.Listing) > 0 {
-		if list, err = ParseLsFiles(ks.Listing); err == nil {
-			out = ks.Listing
+	var listing []byte
+	if unchanged {
+		listing = r.keptListing(ks)
+	}
+	if len(listing) > 0 {
+		if list, err = ParseLsFiles(listing); err == nil {
+			out = listing
 			r.trace.printf("capture: the kept stage index is as it was; its listing kept")
 		}
 	}
@@ -1007,8 +1011,9 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 				ed.stageIdx, ed.next = pend, next
 			}
 			// Unchanged when git did not rewrite the copy and it holds the
-			// same paths on the same base: nothing to keep anew.
-			if unchanged && sameSet(ks.Paths, next.Paths) &&
+			// same paths on the same base, with its listing: nothing to
+			// keep anew.
+			if unchanged && len(listing) > 0 && sameSet(ks.Paths, next.Paths) &&
 				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy {
 				ed.same = true
 			}
