@@ -1367,6 +1367,11 @@ func (r *Repo) CleanTmp() {
 		age = v // tests: a ctime cannot be set back, so the age is lowered
 	}
 	cut := time.Now().Add(-age).UnixNano()
+	// Every name is looked at before any is removed: a private index can
+	// be a hard link to a kept status index (Capture), and removing one
+	// name of a file changes its ctime under its other names, which a
+	// killed capture may have left here too.
+	var old []string
 	for _, e := range ents {
 		info, err := e.Info()
 		if err != nil {
@@ -1378,8 +1383,11 @@ func (r *Repo) CleanTmp() {
 			}
 		}
 		if _, _, ctime, ok := statIdentity(info); ok && ctime < cut {
-			os.RemoveAll(filepath.Join(d, e.Name()))
+			old = append(old, e.Name())
 		}
+	}
+	for _, n := range old {
+		os.RemoveAll(filepath.Join(d, n))
 	}
 }
 

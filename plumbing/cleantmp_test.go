@@ -47,3 +47,42 @@ func TestCleanTmpKeepsAFreshCopyOfAnOldIndex(t *testing.T) {
 		t.Errorf("CleanTmp removed a private index copied just now: %v", err)
 	}
 }
+
+// TestCleanTmpLinkedLeftovers: killed captures can leave several names of
+// one file in venom/tmp (private indexes are hard links to the kept
+// status index). CleanTmp removes every leftover made before its cut,
+// although removing one name makes the file's ctime new under the others
+// (t0006 found the second left behind).
+func TestCleanTmpLinkedLeftovers(t *testing.T) {
+	r := gittest.New(t)
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	t.Setenv("GIT_VENOM_TEST_TMP_AGE", "0s") // after New, which clears GIT_VENOM_*
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := 0; i < 3; i++ {
+		idx, err := repo.PrivateIndex("capture")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			err = plumbing.CopyKeepMtime(repo.RealIndex(), idx)
+		} else {
+			err = os.Link(names[0], idx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, idx)
+	}
+	time.Sleep(10 * time.Millisecond)
+	repo.CleanTmp()
+	for _, n := range names {
+		if _, err := os.Lstat(n); err == nil {
+			t.Errorf("CleanTmp left %s", n)
+		}
+	}
+}
