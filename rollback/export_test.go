@@ -6,6 +6,7 @@ package rollback
 func SetLookedAt(f func(rel string)) { lookedAt = f }
 
 // SetTouching sets the function moveAway ("move") and placeAll ("link")
-// call as they begin with a path (nil: none), for the tests that change
-// the tree between a pass's checks and a move or link.
+// call as they begin with a path, and the bits' pass before a chown or
+// chmod ("chmod") (nil: none), for the tests that change the tree
+// between a pass's checks and a move, link or chmod.
 func SetTouching(f func(op, rel string)) { touching = f }

@@ -329,8 +329,20 @@ func (pp permPlan) applySeen(w *worktree) (failed []string, seen map[string]os.F
 		}
 		mode := po.mode
 		changed := false
+		// The pass looked at the parents for an earlier path; one may
+		// be a symlink since, and chown and chmod follow it: look again
+		// just before either (rarely reached: most bits are git's).
+		swapped := func() bool {
+			if touching != nil {
+				touching("chmod", po.path)
+			}
+			return w.parentsNow(po.path) != ""
+		}
 		if gid, ok := gidOf(st); ok && po.gid != nil && gid != *po.gid {
 			changed = true
+			if swapped() {
+				return
+			}
 			if os.Lchown(abs, -1, int(*po.gid)) != nil {
 				def := pp.made.want(mode, po.dir)
 				mode = mode&^(0o070|os.ModeSetgid) | mode&def&0o070
@@ -340,6 +352,9 @@ func (pp permPlan) applySeen(w *worktree) (failed []string, seen map[string]os.F
 		}
 		if bits(st.Mode(), po.dir) != mode {
 			changed = true
+			if swapped() {
+				return
+			}
 			if os.Chmod(abs, mode) != nil {
 				failed = append(failed, po.path)
 			}

@@ -123,3 +123,61 @@ func TestLinkThroughAParentSwappedMidPass(t *testing.T) {
 		t.Errorf("a/b/x was written outside the tree, through the symlink a")
 	}
 }
+
+// TestChmodThroughAParentSwappedMidPass: after git wrote, the bits of
+// a 0600 file it rewrote are given back (git wrote 0644); the parent a
+// swapped then for a symlink to a directory outside the tree is never
+// followed: the file of the same name there keeps its 0644.
+func TestChmodThroughAParentSwappedMidPass(t *testing.T) {
+	f := newFixture(t, true)
+	r := f.r
+	r.Write("a/b/x", "x1\n")
+	r.Commit("init")
+	if err := os.Chmod(r.Path("a/b/x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write("a/b/x", "x2\n")
+	if err := os.Chmod(r.Path("a/b/x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(other, "b", "x")
+	if err := os.WriteFile(theirs, []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(theirs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := r.Dir
+	swapped := false
+	rollback.SetTouching(func(op, rel string) {
+		if swapped || op != "chmod" || rel != "a/b/x" {
+			return
+		}
+		swapped = true
+		if err := os.Rename(filepath.Join(root, "a"), filepath.Join(t.TempDir(), "a")); err != nil {
+			t.Errorf("moving a away: %v", err)
+		}
+		if err := os.Symlink(other, filepath.Join(root, "a")); err != nil {
+			t.Errorf("a symlink for a: %v", err)
+		}
+	})
+	defer rollback.SetTouching(nil)
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	t.Logf("rollback: %+v %v", res, err)
+	if !swapped {
+		t.Fatalf("the bits of a/b/x were never set: no chmod to test")
+	}
+	st, err := os.Stat(theirs)
+	if err != nil {
+		t.Fatalf("the file outside the tree: %v", err)
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("the file outside the tree has mode %v, want 0644: chmod through the symlink a", st.Mode().Perm())
+	}
+}

@@ -383,7 +383,8 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 }
 
 // touching, when set (by tests), is called as moveAway ("move") and
-// placeAll ("link") begin with a path.
+// placeAll ("link") begin with a path, and before the bits of a path
+// are set ("chmod").
 var touching func(op, rel string)
 
 // backupDirReady makes the backup directory, in the worktree's scratch
