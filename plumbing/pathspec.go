@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -77,21 +78,17 @@ func (ps *Pathspec) Argv() []string {
 	}
 	argv := append([]string{"--"}, ps.Args...)
 	for _, a := range ps.Args {
-		if !isExclude(a) {
+		if !hasMagic(a, "exclude") {
 			return argv
 		}
 	}
 	return append(argv, ":/")
 }
 
-// isExclude reports whether a pathspec element has exclude magic.
-func isExclude(arg string) bool {
-	for _, m := range PathspecMagic(arg) {
-		if m == "exclude" {
-			return true
-		}
-	}
-	return false
+// hasMagic reports whether a pathspec element has the magic word
+// (PathspecMagic's spelling: "exclude", "attr", ...).
+func hasMagic(arg, word string) bool {
+	return slices.Contains(PathspecMagic(arg), word)
 }
 
 // Where is the directory a git command given Argv runs in: Dir, or "" (the
@@ -317,10 +314,8 @@ func SplitPathspec(top *Repo, ps *Pathspec, rels []string) ([]RepoPathspec, erro
 	}
 	if firstSub != "" && !ps.Empty() {
 		for _, a := range ps.Args {
-			for _, m := range PathspecMagic(a) {
-				if m == "attr" {
-					return nil, &MagicError{Arg: a, Magic: m, Repo: firstSub}
-				}
+			if hasMagic(a, "attr") {
+				return nil, &MagicError{Arg: a, Magic: "attr", Repo: firstSub}
 			}
 		}
 	}
