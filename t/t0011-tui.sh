@@ -348,18 +348,9 @@ sgr_colour () {
 	grep -E "$(printf "\033")\[([0-9]+;)*(3[0-7]|9[0-7]|38;5;[0-9]+)(;[0-9]+)*m" "$1"
 }
 
-test_expect_success TMUX 'the person'\''s paths are in gold; with NO_COLOR nothing has a colour' '
-	tui_repo colour claude-code &&
-	echo mine >notes.txt &&
-	test_when_finished tui_stop &&
-	tui_start &&
-	plan_k2 &&
-	tui_wait "  ! notes.txt" &&
-	tui_screen -e >"$TUI_DIR/colour" &&
-	grep "! notes.txt" "$TUI_DIR/colour" >"$TUI_DIR/line" &&
-	grep "$(printf "\033")\[[0-9;]*38;5;220m" "$TUI_DIR/line" &&
-	tui_stop &&
-	tui_start NO_COLOR=1 &&
+# no_colour_anywhere: the choice, the plan and a patch, each without a
+# colour (after tui_start with NO_COLOR or CI set).
+no_colour_anywhere () {
 	plan_k2 &&
 	tui_wait "  ! notes.txt" &&
 	tui_screen -e >"$TUI_DIR/plain" &&
@@ -378,6 +369,24 @@ test_expect_success TMUX 'the person'\''s paths are in gold; with NO_COLOR nothi
 	tui_wait "+print(\"v2\")" &&
 	tui_screen -e >"$TUI_DIR/plain" &&
 	! sgr_colour "$TUI_DIR/plain"
+}
+
+test_expect_success TMUX 'the person'\''s paths are in gold; with NO_COLOR or CI set nothing has a colour' '
+	tui_repo colour claude-code &&
+	echo mine >notes.txt &&
+	test_when_finished tui_stop &&
+	tui_start &&
+	plan_k2 &&
+	tui_wait "  ! notes.txt" &&
+	tui_screen -e >"$TUI_DIR/colour" &&
+	grep "! notes.txt" "$TUI_DIR/colour" >"$TUI_DIR/line" &&
+	grep "$(printf "\033")\[[0-9;]*38;5;220m" "$TUI_DIR/line" &&
+	tui_stop &&
+	tui_start NO_COLOR=1 &&
+	no_colour_anywhere &&
+	tui_stop &&
+	tui_start CI=true &&
+	no_colour_anywhere
 '
 
 test_expect_success TMUX 'on 80x24 the confirmation screen fits: header on the first row, keys on the last, the plan id whole' '

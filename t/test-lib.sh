@@ -91,8 +91,11 @@ for _v in $(compgen -v VENOM_ | grep -E -v '^VENOM_(SRC|BIN|TEST_.*)$'); do
 	unset "$_v"
 done
 unset _v
+# CI (set by CI runners) and CLICOLOR_FORCE change whether the TUI uses
+# colour (termenv reads them); a test that wants them sets them.
 unset XDG_CONFIG_HOME XDG_CACHE_HOME MANPATH EMAIL CDPATH NO_COLOR \
-	LANGUAGE PAGER EDITOR VISUAL GREP_OPTIONS
+	LANGUAGE PAGER EDITOR VISUAL GREP_OPTIONS CI CLICOLOR CLICOLOR_FORCE \
+	COLORTERM
 
 LC_ALL=C
 LANG=C

@@ -30,6 +30,15 @@ func newStyles() styles {
 	}
 }
 
+// colourOn reports whether lipgloss puts colours on this terminal. It
+// does not with NO_COLOR set, with CI set (termenv takes the output for a
+// build log's), or on a terminal without colours (TERM=dumb). Patches ask
+// the same question (then color.diff), so that no screen is half in
+// colour.
+func colourOn() bool {
+	return lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Render("x") != "x"
+}
+
 // cut shortens s (which may hold colour sequences) to w cells, with "…"
 // when something was cut.
 func cut(s string, w int) string {

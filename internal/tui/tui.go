@@ -70,7 +70,7 @@ func Main(args []string, in *os.File, out *os.File, errw io.Writer) (code int) {
 	if err != nil {
 		return cli.Fail(errw, err)
 	}
-	a := &app{ctx: ctx, tree: t, st: newStyles(), color: os.Getenv("NO_COLOR") == ""}
+	a := &app{ctx: ctx, tree: t, st: newStyles(), color: colourOn()}
 	first := []screen{&agentsScreen{}}
 	if *agent != "" {
 		st, err := t.Log.Load()
