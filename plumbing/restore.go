@@ -41,6 +41,21 @@ func (r *Repo) DiffTreesEnv(ctx context.Context, from, to string, ps *Pathspec, 
 	return ParseDiffTreeRaw(out)
 }
 
+// TreePaths lists every path tree holds below its root, files, symbolic
+// links and gitlinks (not the directories between): `git ls-tree -r -z
+// --name-only --full-tree`, in git's order.
+func (r *Repo) TreePaths(ctx context.Context, tree OID) ([]string, error) {
+	out, err := r.Run(ctx, Options{NoIndex: true}, "ls-tree", "-r", "-z", "--name-only", "--full-tree", string(tree))
+	if err != nil {
+		return nil, fmt.Errorf("listing tree %s: %w", tree, err)
+	}
+	paths, ok := splitNul(out)
+	if !ok {
+		return nil, fmt.Errorf("listing tree %s: output not NUL-terminated", tree)
+	}
+	return paths, nil
+}
+
 // DiffTreesEach runs DiffTreesIn for each pair (from, to), with ps (nil:
 // all paths), a few at a time, and returns their changes in the order of
 // pairs. On a failure it returns the index of a pair that failed, and its

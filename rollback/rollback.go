@@ -842,7 +842,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	sort.Strings(nestedDiff)
-	if nestedDiff, err = p.narrow(ctx, nestedDiff); err != nil {
+	if nestedDiff, err = p.narrowNested(ctx, nestedDiff); err != nil {
 		return Repo{}, nil, err
 	}
 	for _, path := range nestedDiff {
@@ -1024,6 +1024,48 @@ func (p *plan) narrow(ctx context.Context, paths []string) ([]string, error) {
 	for _, p := range paths {
 		if in[p] {
 			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// narrowNested narrows nested, the paths of p's repository where a
+// nested repository differs between S and T and has no plan of its own
+// (added or gone since the target, or no submodule), to those the
+// pathspec names (narrow) or reaches into: it matches a path of the
+// submodule there as S holds it, "lib/l" of a submodule lib added since
+// (issue 18). Each is then left as a gitlink (RFC 7.4), so that a plan of
+// "-- lib/l" says lib is left rather than that the tree matches the
+// target. A nested repository S did not capture (no submodule) is not
+// looked into, nor one gone since (S holds none).
+func (p *plan) narrowNested(ctx context.Context, nested []string) ([]string, error) {
+	named, err := p.narrow(ctx, nested)
+	if err != nil || p.ps.Empty() {
+		return named, err
+	}
+	keep := make(map[string]bool, len(named))
+	for _, n := range named {
+		keep[n] = true
+	}
+	for _, n := range nested {
+		c := p.root().capture.Find(p.prefix() + n)
+		if keep[n] || c == nil || c.Snap == nil || c.Snap.Tree == "" {
+			continue
+		}
+		paths, err := c.Git.TreePaths(ctx, c.Snap.Tree)
+		if err != nil {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": c.Repo, "reason": "ls-tree"}, "listing submodule %s", c.Repo)
+		}
+		in, err := plumbing.RepoPathspec{Spec: p.ps.Spec, Top: p.ps.Top, Prefix: c.Repo + "/"}.Match(ctx, paths)
+		if err != nil {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "ls-files"}, "matching the pathspec")
+		}
+		keep[n] = len(in) > 0
+	}
+	out := nested[:0:0]
+	for _, n := range nested {
+		if keep[n] {
+			out = append(out, n)
 		}
 	}
 	return out, nil

@@ -151,6 +151,17 @@ test_expect_success 'a submodule added or removed since the checkpoint is left, 
 	echo "a2" >a &&
 	K2=$(te) &&
 	test_json "$OUT/ck.json" "[.repos[].repo] == [\".\", \"added\", \"lib\", \"lib/in\"]" &&
+	# A pathspec that reaches into the added submodule leaves its gitlink
+	# (the plan does not call the tree as at k1); one that matches
+	# nothing in it does not name it.
+	git venom-plan --agent $AG --json $K1 --restore files -- added/x >"$OUT/px.json" &&
+	test_json "$OUT/px.json" "[.repos[].repo] == [\".\"]" ".repos[0].files == []" \
+		".repos[0].left == [{path: \"added\", reason: \"gitlink\"}]" &&
+	git venom-plan --agent $AG $K1 --restore files -- added/x >"$OUT/px.txt" &&
+	grep "^change: *nothing: what differs from $K1 is left as it is (below)\$" "$OUT/px.txt" &&
+	grep "^  left    gitlink  added\$" "$OUT/px.txt" &&
+	git venom-plan --agent $AG --json $K1 --restore files -- "added/*.txt" >"$OUT/pn.json" &&
+	test_json "$OUT/pn.json" ".repos[0].files == []" ".repos[0].left == []" &&
 	rb $K1 --restore files --keep-head >"$OUT/r.json" &&
 	test_json "$OUT/r.json" "[.repos[].repo] == [\".\", \"lib\", \"lib/in\"]" \
 		"[.repos[0].left[] | select(.path == \"added\")] == [{path: \"added\", reason: \"gitlink\"}]" &&

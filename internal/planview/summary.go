@@ -150,9 +150,12 @@ func (s Summary) RepoLines() []string {
 	if !s.DryRun {
 		verb = "changed"
 	}
-	if s.Changes == 0 {
+	switch {
+	case s.Changes == 0 && s.Left > 0:
+		add(verb, "nothing: what differs from %s is left as it is (below)", s.Checkpoint)
+	case s.Changes == 0:
 		add(verb, "nothing: the tree already matches %s", s.Checkpoint)
-	} else {
+	default:
 		add(verb, "%s: %s", plural(s.Changes, "path", "paths"), joinCounts(s.ByChange))
 		cl := make([]string, len(s.ByClass))
 		for i, c := range s.ByClass {
