@@ -16,11 +16,13 @@ const (
 )
 
 // point is a capture on the way from T to S: its seq, tree-ish (commit),
-// reason and turn. A failed capture, or one whose checkpoint was pruned,
-// has no commit and breaks the windows around it into one gap.
+// the tree the log records for it, reason and turn. A failed capture, or
+// one whose checkpoint was pruned, has no commit and breaks the windows
+// around it into one gap.
 type point struct {
 	seq    int64
 	commit string
+	tree   string
 	reason string
 	turn   string
 }
@@ -92,15 +94,24 @@ func windows(st *journal.State, a *journal.Agent, path, rel string, target *jour
 		if broken && failedEnd != "" && c.Reason == checkpoint.ReasonTurnEnd && c.Turn == failedEnd {
 			broken = false // the retried turn_end of the turn
 		}
-		p := point{seq: c.Seq, commit: rs.Commit, reason: c.Reason, turn: c.Turn}
+		p := point{seq: c.Seq, commit: rs.Commit, tree: rs.Tree, reason: c.Reason, turn: c.Turn}
 		add(p, broken)
 		broken, failedEnd = false, ""
 	}
 	// The last window, from the newest capture to S, is always a gap.
 	if prev != nil {
-		out = append(out, window{from: *prev, to: point{commit: sTree}, kind: "gap"})
+		out = append(out, window{from: *prev, to: point{commit: sTree, tree: sTree}, kind: "gap"})
 	}
 	return out
+}
+
+// treeOf is the tree-ish a diff of p takes: its tree as logged, or its
+// commit when the log records none.
+func treeOf(p point) string {
+	if p.tree != "" {
+		return p.tree
+	}
+	return p.commit
 }
 
 // sharedTurn reports whether another agent using tree path had a turn

@@ -669,11 +669,13 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	}
 
 	// What differs between S and T, and what changed in each window
-	// between them (RFC 7.3), asked of git at once.
+	// between them (RFC 7.3), asked of git at once: of their trees, as
+	// the log records them with each commit, which one diff-tree
+	// --stdin takes (DiffTreePairs); a commit where none is recorded.
 	ws := diffWindows(st, a, p.root().tree.Path(), p.repoName(), target, string(p.snap.Tree))
-	pairs := [][2]string{{string(p.snap.Tree), tr.Commit}}
+	pairs := [][2]string{{string(p.snap.Tree), treeOf(point{commit: tr.Commit, tree: tr.Tree})}}
 	for _, w := range ws {
-		pairs = append(pairs, [2]string{w.from.commit, w.to.commit})
+		pairs = append(pairs, [2]string{treeOf(w.from), treeOf(w.to)})
 	}
 	// A submodule's git cannot take the top's pathspec: its diffs are
 	// whole, and S's changes are narrowed by their paths from the top.
@@ -681,7 +683,7 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if p.rel == "" {
 		direct = o.Pathspec
 	}
-	diffs, bad, err := t.Repo.DiffTreesEach(ctx, pairs, direct)
+	diffs, bad, err := t.Repo.DiffTreePairs(ctx, pairs, direct)
 	if err != nil {
 		if bad == 0 {
 			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
