@@ -206,6 +206,41 @@ func Conversation(a *journal.Agent, s *journal.Saved) bool {
 // tree (RFC 7.1 item 1): never logged, pruned, its ref gone or moved, or
 // taken in another tree are all not_found.checkpoint.
 func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*journal.Saved, error) {
+	s, _, err := t.FindReading(ctx, st, agent, id)
+	return s, err
+}
+
+// FindReading is Find, and reads the commits of also (refs of this
+// repository) in the same git child as the checkpoint's ref
+// (plumbing.RefValues): a rollback reads its latest checkpoint's ref with
+// its target's, once under its locks, where each read is a git start
+// (issue 16). The values are in the order of also ("" for a ref that
+// does not exist or names no commit).
+func (t *Tree) FindReading(ctx context.Context, st *journal.State, agent, id string, also ...string) (*journal.Saved, []plumbing.OID, error) {
+	s, err := t.FindLogged(st, agent, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := refs.Checkpoint(agent, s.N)
+	vals, err := t.Repo.RefValues(ctx, append([]string{ref}, also...)...)
+	if err != nil {
+		return nil, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", ref)
+	}
+	if r := s.Rec.Repos[0]; string(vals[0]) != r.Commit {
+		what, now := t.refNow(ctx, ref)
+		data := map[string]any{"checkpoint": s.ID(), "repo": ".", "ref": ref, "expected": r.Commit, "actual": now}
+		return nil, nil, rfcerr.New("not_found.checkpoint", data,
+			"checkpoint %s of %s: its ref %s %s (the log says commit %s)", s.ID(), agent, ref, what, r.Commit).
+			WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
+	}
+	return s, vals[1:], nil
+}
+
+// FindLogged is Find's check of the log alone, with no git child: the id
+// is well formed, logged, not pruned, and taken in this tree. Its ref is
+// not read: a command that checks the log before it takes its locks
+// reads the ref once, under them (Find).
+func (t *Tree) FindLogged(st *journal.State, agent, id string) (*journal.Saved, error) {
 	data := map[string]any{"checkpoint": id}
 	n, err := refs.ParseID(id)
 	if err != nil {
@@ -232,21 +267,6 @@ func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*
 		return nil, rfcerr.New("not_found.checkpoint", data,
 			"checkpoint %s of %s was taken in %s, not in this tree (%s)", id, agent, r.Path, t.Path()).
 			WithHint("run the command from %s", r.Path)
-	}
-	v, err := t.Repo.RefValue(ctx, refs.Checkpoint(agent, s.N))
-	if err != nil {
-		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", refs.Checkpoint(agent, s.N))
-	}
-	if string(v) != r.Commit {
-		data["repo"] = "."
-		ref := refs.Checkpoint(agent, s.N)
-		what, now := t.refNow(ctx, ref)
-		data["ref"] = ref
-		data["expected"] = r.Commit
-		data["actual"] = now
-		return nil, rfcerr.New("not_found.checkpoint", data,
-			"checkpoint %s of %s: its ref %s %s (the log says commit %s)", id, agent, ref, what, r.Commit).
-			WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
 	}
 	return s, nil
 }

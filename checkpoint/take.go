@@ -93,6 +93,13 @@ type TakeOptions struct {
 	// IndexCommits is IndexCommit for submodules whose HEAD a rollback
 	// moves, by repo (path relative to the top).
 	IndexCommits map[string]plumbing.OID
+	// Refs, when set, are commits refs of the top repository named when
+	// the caller read them, holding the agent's and the tree's locks
+	// (Locked) in this same command, with nothing written since
+	// (FindReading): whether the latest checkpoint's commit may serve
+	// again (RFC 5.1) is told from its ref's value there rather than
+	// read again, a git start saved (issue 16). A ref not in it is read.
+	Refs map[string]plumbing.OID
 }
 
 // Result is what Take made or reused: the checkpoint record (RFC 4.2) and
@@ -235,7 +242,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 				} else if ic := o.IndexCommits[c.Repo]; i > 0 && ic != "" {
 					more = append(more, ic)
 				}
-				if prev := t.unchanged(ctx, latest, c, repos[i]); prev != "" && len(more) == 0 {
+				if prev := t.unchanged(ctx, latest, c, repos[i], o.Refs); prev != "" && len(more) == 0 {
 					repos[i].Commit = prev
 				} else {
 					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)
@@ -364,7 +371,10 @@ func sameRepo(r journal.RepoState, c Captured, top string) bool {
 // when c has not changed since (sameRepo) and that commit is still
 // reachable from s's ref there: RFC 5.1's "pointing at the same commit
 // as before". "" otherwise.
-func (t *Tree) unchanged(ctx context.Context, s *journal.Saved, c Captured, r journal.RepoState) string {
+//
+// known are the values of the top repository's refs read already in this
+// command under its locks (TakeOptions.Refs; nil: none).
+func (t *Tree) unchanged(ctx context.Context, s *journal.Saved, c Captured, r journal.RepoState, known map[string]plumbing.OID) string {
 	if s == nil || s.Pruned {
 		return ""
 	}
@@ -372,7 +382,15 @@ func (t *Tree) unchanged(ctx context.Context, s *journal.Saved, c Captured, r jo
 		if pr.Repo != c.Repo || pr.Commit == "" || !sameRepo(pr, c, t.Path()) {
 			continue
 		}
-		if v, err := c.Git.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N)); err == nil && string(v) == pr.Commit {
+		ref := refs.Checkpoint(s.Rec.Agent, s.N)
+		v, ok := known[ref]
+		if !ok || c.Repo != TopRepo {
+			var err error
+			if v, err = c.Git.RefValue(ctx, ref); err != nil {
+				continue
+			}
+		}
+		if string(v) == pr.Commit {
 			return pr.Commit
 		}
 	}

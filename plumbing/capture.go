@@ -1339,6 +1339,45 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (OID, error) {
 	return OID(out), nil
 }
 
+// RefValues is RefValue for each of refs, in their order, from one
+// rev-parse when every ref names a commit, which is the usual case (a
+// rollback reads its target's ref and its latest checkpoint's together:
+// issue 16); when one does not, each is asked on its own, as RefValue
+// says: "" for a ref that does not exist or names no commit.
+func (r *Repo) RefValues(ctx context.Context, refs ...string) ([]OID, error) {
+	if len(refs) > 1 {
+		args := []string{"rev-parse"}
+		for _, ref := range refs {
+			args = append(args, ref+"^{commit}")
+		}
+		// "--": every argument before it must be a revision, never a
+		// path; rev-parse prints it back last.
+		out, err := r.Run(ctx, Options{}, append(args, "--")...)
+		if err == nil {
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if len(lines) == len(refs)+1 && lines[len(refs)] == "--" {
+				vals := make([]OID, len(refs))
+				for i := range refs {
+					vals[i] = OID(lines[i])
+				}
+				return vals, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	vals := make([]OID, len(refs))
+	for i, ref := range refs {
+		v, err := r.RefValue(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
 // BackupManifest is the name of the manifest in a rollback's backup
 // directory (checkpoint.ManifestFile).
 const BackupManifest = "manifest.jsonl"

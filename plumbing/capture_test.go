@@ -831,3 +831,43 @@ func TestCaptureSHA256(t *testing.T) {
 		t.Errorf("all deleted: %s, want the empty tree", snap.Tree)
 	}
 }
+
+// TestRefValues (issue 16): the commits of several refs from one
+// rev-parse, in order, a tag peeled to its commit; when one names no
+// commit (missing, or a tree), each is asked alone, and that one is "".
+func TestRefValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	r.Write("f", "1\n")
+	c1 := r.Commit("one")
+	r.Write("f", "2\n")
+	c2 := r.Commit("two")
+	r.Git("update-ref", "refs/venom/checkpoints/a/1", c1)
+	r.Git("update-ref", "refs/venom/checkpoints/a/2", c2)
+	r.Git("tag", "-a", "-m", "t", "tg", c1)
+	r.Git("update-ref", "refs/venom/checkpoints/a/3", r.Line("rev-parse", c2+"^{tree}"))
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace strings.Builder
+	plumbing.SetTrace(repo, &trace)
+	got, err := repo.RefValues(ctx, "refs/venom/checkpoints/a/2", "refs/venom/checkpoints/a/1", "refs/tags/tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]plumbing.OID{plumbing.OID(c2), plumbing.OID(c1), plumbing.OID(c1)}) {
+		t.Errorf("RefValues: %v, want %s %s %s", got, c2, c1, c1)
+	}
+	if n := strings.Count(trace.String(), "venom trace: git "); n != 1 {
+		t.Errorf("%d git children, want 1:\n%s", n, trace.String())
+	}
+	got, err = repo.RefValues(ctx, "refs/venom/checkpoints/a/1", "refs/venom/checkpoints/a/9", "refs/venom/checkpoints/a/3", "refs/venom/checkpoints/a/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]plumbing.OID{plumbing.OID(c1), "", "", plumbing.OID(c2)}) {
+		t.Errorf("RefValues with a missing ref and a tree: %v, want %s, \"\", \"\", %s", got, c1, c2)
+	}
+}

@@ -56,7 +56,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		indexTrees[q.rel], indexCommits[q.rel] = string(tree), commit
 	}
 	safety, err := t.Take(ctx, checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonPreRollback, Locked: true,
-		Capture: p.capture, ThroughTurn: &through, IndexCommit: indexCommit, IndexCommits: indexCommits})
+		Capture: p.capture, ThroughTurn: &through, IndexCommit: indexCommit, IndexCommits: indexCommits, Refs: p.refs})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 type cliOut struct {
 	Plan   string `json:"plan"`
 	Safety string `json:"safety"`
+	Exact  *bool  `json:"exact"`
 	Repos  []struct {
 		Head struct {
 			Moves bool `json:"moves"`
