@@ -278,6 +278,11 @@ type plan struct {
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
 	note       string
+	// expect is the tree the verification capture has when the rollback
+	// did exactly what it planned, where the plan writes and deletes
+	// every path that differs between S and T, unnarrowed: T's tree
+	// (exact). "" otherwise.
+	expect string
 	// refs are the commits of the top repository's refs read under the
 	// locks as the plan was made (preflightState), for the safety
 	// checkpoint (checkpoint.TakeOptions.Refs).
@@ -846,6 +851,11 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 			p.writes = append(p.writes, c)
 		}
 		repo.Files = append(repo.Files, File{Path: c.Path, Change: changeOf(c), Class: class[c.Path]})
+	}
+	if o.Pathspec.Empty() && p.ps.Empty() && len(p.deletes)+len(p.writes) == len(changes) {
+		// Every path S and T differ in is planned, with T's entry
+		// (deletes and writes are the changes themselves, each once).
+		p.expect = tr.Tree
 	}
 	// Nested repositories are in neither tree (a capture records their
 	// commit beside it): one that differs is reported, never touched (RFC 4).
