@@ -42,8 +42,11 @@ type Submodule struct {
 // HEAD names ("" when unborn), Branch the short branch name ("" when
 // detached), Bytes the total size of the new and changed files it hashed.
 type Snapshot struct {
-	Tree       OID
-	Head       OID
+	Tree OID
+	Head OID
+	// HeadTree is HEAD's tree as the capture read it, with Head ("" when
+	// unborn, or when the snapshot was not made by Capture).
+	HeadTree   OID
 	Branch     string
 	Skipped    []Skip
 	Submodules []Submodule
@@ -364,6 +367,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	if snap.Head, snap.Branch, headTree, memoThere, err = r.headState(ctx, true, memo); err != nil {
 		return nil, err
 	}
+	snap.HeadTree = headTree
 	if kept != nil && !memoThere {
 		kept.Memo = stageMemo{}
 	}

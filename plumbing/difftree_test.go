@@ -87,7 +87,7 @@ func TestDiffTreePairsAtOnce(t *testing.T) {
 	check := func(ps *plumbing.Pathspec, pairs [][2]string, children int) {
 		t.Helper()
 		trace.Reset()
-		got, bad, err := repo.DiffTreePairs(ctx, pairs, ps)
+		got, bad, err := repo.DiffTreePairs(ctx, pairs, ps, false)
 		if err != nil {
 			t.Fatalf("DiffTreePairs: pair %d: %v", bad, err)
 		}
@@ -110,11 +110,40 @@ func TestDiffTreePairsAtOnce(t *testing.T) {
 	// A commit first on a line is a commit and its parents to --stdin:
 	// the pairs are asked one by one.
 	check(nil, [][2]string{{t1, t2}, {c2, c1}}, 3)
+	// With trees: each pair's records and its trees' (-t), which
+	// FilesOnly drops again, at once or one by one.
+	for _, ps := range [][2]string{{t1, t2}, {c2, c1}} {
+		ps := [][2]string{{t2, t1}, ps}
+		trace.Reset()
+		got, _, err := repo.DiffTreePairs(ctx, ps, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			want, err := repo.DiffTreesIn(ctx, p[0], p[1], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(plumbing.FilesOnly(got[i])) != fmt.Sprint(want) {
+				t.Errorf("pair %d with trees, files only: %v, want %v", i, plumbing.FilesOnly(got[i]), want)
+			}
+			trees := map[string]string{}
+			for _, c := range got[i] {
+				if c.SrcMode == "040000" || c.DstMode == "040000" {
+					trees[c.Path] = c.SrcMode + " " + c.DstMode
+				}
+			}
+			// d changed (b gone, e new), at the top of each tree.
+			if len(trees) != 1 || trees["d"] != "040000 040000" {
+				t.Errorf("pair %d: trees %v, want d alone", i, trees)
+			}
+		}
+	}
 	missing := strings.Repeat("1", len(t1))
-	if _, bad, err := repo.DiffTreePairs(ctx, [][2]string{{t1, t2}, {t2, missing}}, nil); err == nil || bad != 1 {
+	if _, bad, err := repo.DiffTreePairs(ctx, [][2]string{{t1, t2}, {t2, missing}}, nil, false); err == nil || bad != 1 {
 		t.Errorf("a missing tree: pair %d, %v; want pair 1's error", bad, err)
 	}
-	if _, bad, err := repo.DiffTreePairs(ctx, [][2]string{{missing, t2}, {t2, t1}}, nil); err == nil || bad != 0 {
+	if _, bad, err := repo.DiffTreePairs(ctx, [][2]string{{missing, t2}, {t2, t1}}, nil, false); err == nil || bad != 0 {
 		t.Errorf("a missing tree first: pair %d, %v; want pair 0's error", bad, err)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// emptyTree is the tree with no entries, in the hash of like's length:
+// EmptyTreeOf is the tree with no entries, in the hash of like's length:
 // git knows it without storing it.
-func emptyTree(like OID) OID {
+func EmptyTreeOf(like OID) OID {
 	if len(like) == 64 {
 		return "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
 	}
@@ -26,24 +26,33 @@ func emptyTree(like OID) OID {
 // that is missing fails it, as git's error.
 func (r *Repo) BlobsBeyond(ctx context.Context, tree, base OID) ([]OID, error) {
 	if base == "" {
-		base = emptyTree(tree)
+		base = EmptyTreeOf(tree)
 	}
 	changes, err := r.DiffTrees(ctx, string(base), string(tree))
 	if err != nil {
 		return nil, err
 	}
+	return ObjectsBeyond(changes), nil
+}
+
+// ObjectsBeyond is what BlobsBeyond lists, from changes, the records of a
+// diff-tree -r from base to tree: the blobs of tree's entries that differ
+// (files and symlinks, each once), and with -t's records (DiffTreePairs
+// with trees) the trees too, each once, in the order given. Gitlinks are
+// left out.
+func ObjectsBeyond(changes []TreeChange) []OID {
 	seen := map[OID]bool{}
-	var out []OID
+	out := []OID{}
 	for _, c := range changes {
 		switch c.DstMode {
-		case "100644", "100755", "120000":
+		case "100644", "100755", "120000", "040000":
 			if !seen[c.Dst] {
 				seen[c.Dst] = true
 				out = append(out, c.Dst)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Missing returns those of oids the object store does not have (one `git

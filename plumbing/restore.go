@@ -33,7 +33,21 @@ func (r *Repo) DiffTreesIn(ctx context.Context, from, to string, ps *Pathspec) (
 // DiffTreesEnv is DiffTreesIn with env added to git's environment (Flatten's
 // alternates, for flattened trees).
 func (r *Repo) DiffTreesEnv(ctx context.Context, from, to string, ps *Pathspec, env []string) ([]TreeChange, error) {
-	args := append([]string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none", from, to}, ps.Argv()...)
+	return r.diffTrees(ctx, from, to, ps, env, false)
+}
+
+// diffTreeArgs are the arguments of every diff-tree of DiffTrees' kind;
+// with trees, the trees that differ are listed too (-t), each a record of
+// mode 040000 on one side or both (FilesOnly drops them).
+func diffTreeArgs(trees bool) []string {
+	if trees {
+		return []string{"diff-tree", "-r", "-t", "-z", "--no-renames", "--ignore-submodules=none"}
+	}
+	return []string{"diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none"}
+}
+
+func (r *Repo) diffTrees(ctx context.Context, from, to string, ps *Pathspec, env []string, trees bool) ([]TreeChange, error) {
+	args := append(append(diffTreeArgs(trees), from, to), ps.Argv()...)
 	out, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where(), Env: env}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s and %s: %w", from, to, err)
@@ -57,18 +71,20 @@ func (r *Repo) TreePaths(ctx context.Context, tree OID) ([]string, error) {
 }
 
 // DiffTreePairs is DiffTreesEach for pairs of trees (not commits), as
-// the log records them with each checkpoint: when every member of every
-// pair is a full object name, one `git diff-tree --stdin` answers them
-// all (diffTreesAtOnce), where on a small tree each diff-tree child costs
-// 2-3 ms of CPU, nearly all of it git's start (issue 16). --stdin takes a
-// pair of trees only (a commit first on a line means a commit and its
-// parents), and says nothing in its exit status of a line it cannot read:
-// so its answer is used only when it has the header of every pair, in
-// order, and otherwise, or when it fails, each pair is asked on its own
-// (DiffTreesEach), which gives git's error for the pair that fails.
-func (r *Repo) DiffTreePairs(ctx context.Context, pairs [][2]string, ps *Pathspec) ([][]TreeChange, int, error) {
+// the log records them with each checkpoint; with trees, each pair's
+// answer lists the trees that differ too (diff-tree -t: FilesOnly drops
+// them again). When every member of every pair is a full object name,
+// one `git diff-tree --stdin` answers them all (diffTreesAtOnce), where
+// on a small tree each diff-tree child costs 2-3 ms of CPU, nearly all of
+// it git's start (issue 16). --stdin takes a pair of trees only (a commit
+// first on a line means a commit and its parents), and says nothing in
+// its exit status of a line it cannot read: so its answer is used only
+// when it has the header of every pair, in order, and otherwise, or when
+// it fails, each pair is asked on its own (as DiffTreesEach does), which
+// gives git's error for the pair that fails.
+func (r *Repo) DiffTreePairs(ctx context.Context, pairs [][2]string, ps *Pathspec, trees bool) ([][]TreeChange, int, error) {
 	if len(pairs) > 1 && allOIDs(pairs) {
-		res, err := r.diffTreesAtOnce(ctx, pairs, ps)
+		res, err := r.diffTreesAtOnce(ctx, pairs, ps, trees)
 		if err == nil {
 			return res, -1, nil
 		}
@@ -77,7 +93,21 @@ func (r *Repo) DiffTreePairs(ctx context.Context, pairs [][2]string, ps *Pathspe
 		}
 		r.trace.printf("diff-tree --stdin: %v; each pair on its own", err)
 	}
-	return r.DiffTreesEach(ctx, pairs, ps)
+	return r.diffTreesEach(ctx, pairs, ps, trees)
+}
+
+// FilesOnly is changes less the records of trees (mode 040000 on either
+// side) that a diff-tree -t lists: what the same diff-tree without -t
+// lists. git lists a path that is a tree on one side and not on the other
+// as two records, one a tree's.
+func FilesOnly(changes []TreeChange) []TreeChange {
+	out := changes[:0:0]
+	for _, c := range changes {
+		if c.SrcMode != "040000" && c.DstMode != "040000" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // DiffTreesEach runs DiffTreesIn for each pair (from, to), with ps (nil:
@@ -85,6 +115,10 @@ func (r *Repo) DiffTreePairs(ctx context.Context, pairs [][2]string, ps *Pathspe
 // pairs. On a failure it returns the index of a pair that failed, and its
 // error.
 func (r *Repo) DiffTreesEach(ctx context.Context, pairs [][2]string, ps *Pathspec) ([][]TreeChange, int, error) {
+	return r.diffTreesEach(ctx, pairs, ps, false)
+}
+
+func (r *Repo) diffTreesEach(ctx context.Context, pairs [][2]string, ps *Pathspec, trees bool) ([][]TreeChange, int, error) {
 	res := make([][]TreeChange, len(pairs))
 	errs := make([]error, len(pairs))
 	sem := make(chan struct{}, diffsAtOnce)
@@ -95,7 +129,7 @@ func (r *Repo) DiffTreesEach(ctx context.Context, pairs [][2]string, ps *Pathspe
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res[i], errs[i] = r.DiffTreesIn(ctx, p[0], p[1], ps)
+			res[i], errs[i] = r.diffTrees(ctx, p[0], p[1], ps, nil, trees)
 		}()
 	}
 	wg.Wait()
@@ -140,12 +174,13 @@ func isFullOID(s string) bool {
 // diffTreesAtOnce asks one `git diff-tree --stdin` for the changes of
 // each pair of trees, and splits its answer (ParseDiffTreeStdin). Any
 // answer that is not exactly one block a pair, in order, is an error.
-func (r *Repo) diffTreesAtOnce(ctx context.Context, pairs [][2]string, ps *Pathspec) ([][]TreeChange, error) {
+func (r *Repo) diffTreesAtOnce(ctx context.Context, pairs [][2]string, ps *Pathspec, trees bool) ([][]TreeChange, error) {
 	var in bytes.Buffer
 	for _, p := range pairs {
 		in.WriteString(p[0] + " " + p[1] + "\n")
 	}
-	args := append([]string{"diff-tree", "--stdin", "-r", "-z", "--no-renames", "--ignore-submodules=none"}, ps.Argv()...)
+	args := append(append(diffTreeArgs(trees)[:1:1], "--stdin"), diffTreeArgs(trees)[1:]...)
+	args = append(args, ps.Argv()...)
 	out, err := r.Run(ctx, Options{NoIndex: true, Dir: ps.Where(), Stdin: &in}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %d pairs of trees: %w", len(pairs), err)
@@ -153,8 +188,8 @@ func (r *Repo) diffTreesAtOnce(ctx context.Context, pairs [][2]string, ps *Paths
 	return ParseDiffTreeStdin(out, pairs)
 }
 
-// ParseDiffTreeStdin splits the output of `git diff-tree --stdin -r -z
-// --no-renames` given the lines "<from> <to>" of pairs (trees, full
+// ParseDiffTreeStdin splits the output of `git diff-tree --stdin -r [-t]
+// -z --no-renames` given the lines "<from> <to>" of pairs (trees, full
 // object names) into each pair's changes, in the order of pairs. git
 // prints "<from> <to>\n" before each pair's records, and nothing for a
 // line it could not read (an object missing, or not a tree), with exit

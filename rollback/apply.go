@@ -140,6 +140,12 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		if q.rel != "" {
 			ap.indexTree = plumbing.OID(indexTrees[q.rel])
 		}
+		if head := deref(rs.Head); q.listed && ap.indexTree == "" && rs.Tree == string(q.snap.Tree) && head == string(q.snap.Head) {
+			// What of S HEAD does not hold, trees and blobs, listed with
+			// the plan's diffs (issue 16): its commit, its tree and
+			// those are checked, now and again before the backups go.
+			ap.safetyObjs = append([]plumbing.OID{plumbing.OID(rs.Commit), plumbing.OID(rs.Tree)}, q.beyond...)
+		}
 		if err := ap.safetyWhole(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil, aps.fail(ctx, ended, 0, err)

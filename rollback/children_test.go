@@ -13,8 +13,9 @@ import (
 // rollback of ten files reads the checkpoint refs it needs (its
 // target's, and its latest checkpoint's, which the safety checkpoint
 // reuses) in one child, under its locks, and the plan's diffs of S, T
-// and the windows in one diff-tree; its verification, which finds T's
-// tree, needs no diff-tree to call it exact. The rollback is exact and
+// and the windows in one diff-tree, which lists what of S HEAD does not
+// hold for the safety checkpoint's checks too; its verification, which
+// finds T's tree, needs no diff-tree to call it exact. The rollback is exact and
 // the files are back.
 func TestRollbackGitChildren(t *testing.T) {
 	f := newFixture(t, false)
@@ -66,10 +67,10 @@ func TestRollbackGitChildren(t *testing.T) {
 			stdin++
 		}
 	}
-	// The plan's one --stdin, and the safety checkpoint's listing of
-	// what HEAD does not hold.
-	if stdin != 1 || len(diffs) != 2 {
-		t.Errorf("%d diff-tree children (%d --stdin), want the plan's one --stdin and the safety listing:\n%s", len(diffs), stdin, strings.Join(diffs, "\n"))
+	// The plan's one --stdin, which lists what of S HEAD does not hold
+	// for the safety checkpoint's checks too.
+	if stdin != 1 || len(diffs) != 1 {
+		t.Errorf("%d diff-tree children (%d --stdin), want the plan's one --stdin alone:\n%s", len(diffs), stdin, strings.Join(diffs, "\n"))
 	}
 }
 
@@ -107,5 +108,49 @@ func TestExactWithALeftPathAtT(t *testing.T) {
 	}
 	if out.Exact == nil || *out.Exact {
 		t.Errorf("exact is true (or absent), but b.txt, which the plan left, was written while the rollback ran")
+	}
+}
+
+// TestPrunedSafetySubtreeStopsTheRollback: the safety checkpoint's check
+// (issue 13 item 3) covers the trees of S that HEAD does not hold, not
+// only its commit, its root tree and its blobs: a subtree of S deleted
+// after the safety ref exists (as a racing gc --prune=now would) stops
+// the rollback with nothing written. The plan lists those trees with its
+// diffs (diff-tree -t), where the listing after the safety checkpoint
+// failed to read them.
+func TestPrunedSafetySubtreeStopsTheRollback(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("top.txt", "top\n")
+	r.Write("sub/deep/f.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("top.txt", "top two\n")
+	r.Write("sub/deep/f.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	before := stateOf(t, r)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	prune := `set -e
+safety=$(git for-each-ref --format='%(refname)' refs/venom/checkpoints/a1/ | sort -t/ -k5 -n | tail -n 1)
+oid=$(git rev-parse "$safety:sub/deep")
+rm "$(git rev-parse --git-path objects)/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)"
+echo "$oid" > "$(git rev-parse --git-path venom/pruned-subtree)"
+`
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
+	gone := strings.TrimSpace(r.Read(".git/venom/pruned-subtree"))
+	if _, err := r.GitErr("cat-file", "-e", gone); gone == "" || err == nil {
+		t.Fatalf("the simulated gc did not delete S's tree sub/deep %q\n%s", gone, real.stderr)
+	}
+	out := parseOut(t, real)
+	if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+		t.Fatalf("rollback whose safety checkpoint lost a subtree: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if !strings.Contains(out.Error.Message, "nothing was written") {
+		t.Errorf("message %q does not say nothing was written", out.Error.Message)
+	}
+	if d := before.changes(t, r, true); d != "" {
+		t.Errorf("something was written although the safety checkpoint was not whole:\n%s", d)
 	}
 }

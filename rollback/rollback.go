@@ -278,6 +278,11 @@ type plan struct {
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
 	note       string
+	// beyond is what of S (its trees and blobs) HEAD does not hold, as
+	// the plan's diffs listed it beside them (listed), for the safety
+	// checkpoint's checks (applier.safetyWhole).
+	beyond []plumbing.OID
+	listed bool
 	// expect is the tree the verification capture has when the rollback
 	// did exactly what it planned, where the plan writes and deletes
 	// every path that differs between S and T, unnarrowed: T's tree
@@ -713,7 +718,30 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if p.rel == "" {
 		direct = o.Pathspec
 	}
-	diffs, bad, err := t.Repo.DiffTreePairs(ctx, pairs, direct)
+	// And, where the diffs are whole, what of S HEAD does not hold, trees
+	// too: the safety checkpoint's listing (SafetyWhole), from the same
+	// child. A listing that fails is made again after the safety
+	// checkpoint, as without this.
+	listing := direct.Empty() && (p.snap.Head == "" || p.snap.HeadTree != "")
+	if listing {
+		base := p.snap.HeadTree
+		if p.snap.Head == "" {
+			base = plumbing.EmptyTreeOf(p.snap.Tree)
+		}
+		pairs = append(pairs, [2]string{string(base), string(p.snap.Tree)})
+	}
+	diffs, bad, err := t.Repo.DiffTreePairs(ctx, pairs, direct, listing)
+	if err != nil && listing && bad == len(pairs)-1 {
+		listing, pairs = false, pairs[:len(pairs)-1]
+		diffs, bad, err = t.Repo.DiffTreePairs(ctx, pairs, direct, false)
+	}
+	if err == nil && listing {
+		p.beyond, p.listed = plumbing.ObjectsBeyond(diffs[len(diffs)-1]), true
+		diffs = diffs[:len(diffs)-1]
+		for i := range diffs {
+			diffs[i] = plumbing.FilesOnly(diffs[i])
+		}
+	}
 	if err != nil {
 		if bad == 0 {
 			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
