@@ -78,9 +78,25 @@ func (t *Tree) CurrentTree(ctx context.Context) (*plumbing.Snapshot, error) {
 // CurrentAll captures every repository in scope without making a ref
 // or a log record (RFC 7.2's S of each), with its RFC error.
 func (t *Tree) CurrentAll(ctx context.Context) (*Capture, error) {
-	c, err := t.CaptureAll(ctx)
+	return t.CurrentAllReading(ctx)
+}
+
+// CurrentAllReading is CurrentAll, and reads the commits of refs (refs
+// of the top repository) in the child that reads its HEAD: the values,
+// in the order of refs ("" for a ref that names no commit), are in the
+// top's Snapshot.Refs, or read on their own (plumbing.RefValues) when
+// that child could not read them, so that they are always there when
+// refs are given. A rollback checks its target's ref so, with no git
+// start of its own (issue 16).
+func (t *Tree) CurrentAllReading(ctx context.Context, refs ...string) (*Capture, error) {
+	c, err := t.captureAll(ctx, refs)
 	if err != nil {
 		return nil, classify(t, err)
+	}
+	if top := c.Top(); len(refs) > 0 && top.Refs == nil {
+		if top.Refs, err = t.Repo.RefValues(ctx, refs...); err != nil {
+			return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", refs[0])
+		}
 	}
 	return c, nil
 }

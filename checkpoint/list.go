@@ -206,40 +206,42 @@ func Conversation(a *journal.Agent, s *journal.Saved) bool {
 // tree (RFC 7.1 item 1): never logged, pruned, its ref gone or moved, or
 // taken in another tree are all not_found.checkpoint.
 func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*journal.Saved, error) {
-	s, _, err := t.FindReading(ctx, st, agent, id)
-	return s, err
-}
-
-// FindReading is Find, and reads the commits of also (refs of this
-// repository) in the same git child as the checkpoint's ref
-// (plumbing.RefValues): a rollback reads its latest checkpoint's ref with
-// its target's, once under its locks, where each read is a git start
-// (issue 16). The values are in the order of also ("" for a ref that
-// does not exist or names no commit).
-func (t *Tree) FindReading(ctx context.Context, st *journal.State, agent, id string, also ...string) (*journal.Saved, []plumbing.OID, error) {
 	s, err := t.FindLogged(st, agent, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ref := refs.Checkpoint(agent, s.N)
-	vals, err := t.Repo.RefValues(ctx, append([]string{ref}, also...)...)
+	v, err := t.Repo.RefValue(ctx, ref)
 	if err != nil {
-		return nil, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", ref)
+		return nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"reason": "rev-parse"}, "reading %s", ref)
 	}
-	if r := s.Rec.Repos[0]; string(vals[0]) != r.Commit {
+	if err := t.RefHolds(ctx, agent, s, v); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// RefHolds is Find's check of the ref of s, agent's checkpoint as the log
+// has it (FindLogged), given v, the commit the ref names as read ("" for
+// none): not the logged commit is not_found.checkpoint, which says what
+// the ref holds now. A rollback reads the ref with its capture's HEAD
+// (CurrentAllReading), where Find reads it on its own.
+func (t *Tree) RefHolds(ctx context.Context, agent string, s *journal.Saved, v plumbing.OID) error {
+	ref := refs.Checkpoint(agent, s.N)
+	if r := s.Rec.Repos[0]; string(v) != r.Commit {
 		what, now := t.refNow(ctx, ref)
 		data := map[string]any{"checkpoint": s.ID(), "repo": ".", "ref": ref, "expected": r.Commit, "actual": now}
-		return nil, nil, rfcerr.New("not_found.checkpoint", data,
+		return rfcerr.New("not_found.checkpoint", data,
 			"checkpoint %s of %s: its ref %s %s (the log says commit %s)", s.ID(), agent, ref, what, r.Commit).
 			WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
 	}
-	return s, vals[1:], nil
+	return nil
 }
 
 // FindLogged is Find's check of the log alone, with no git child: the id
 // is well formed, logged, not pruned, and taken in this tree. Its ref is
 // not read: a command that checks the log before it takes its locks
-// reads the ref once, under them (Find).
+// reads the ref once, under them (Find, or RefHolds).
 func (t *Tree) FindLogged(st *journal.State, agent, id string) (*journal.Saved, error) {
 	data := map[string]any{"checkpoint": id}
 	n, err := refs.ParseID(id)

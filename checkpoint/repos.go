@@ -99,8 +99,14 @@ func (t *Tree) captureOptions() plumbing.CaptureOptions {
 // repository (the top's does not look inside the submodules). Errors are
 // plumbing's, wrapped in a *RepoError naming the repository.
 func (t *Tree) CaptureAll(ctx context.Context) (*Capture, error) {
+	return t.captureAll(ctx, nil)
+}
+
+// captureAll is CaptureAll, reading the commits of refs of the top
+// repository with its HEAD (plumbing.CaptureOptions.Refs).
+func (t *Tree) captureAll(ctx context.Context, refs []string) (*Capture, error) {
 	c := &Capture{}
-	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo); err != nil {
+	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo, refs); err != nil {
 		return nil, err
 	}
 	rest := c.Repos[1:]
@@ -110,8 +116,10 @@ func (t *Tree) CaptureAll(ctx context.Context) (*Capture, error) {
 
 // captureRepo captures r, the repository at rel, into c, then its
 // submodules; it reports whether anything in r or below it is dirty.
-func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo) (bool, error) {
-	snap, err := r.Capture(ctx, t.captureOptions())
+func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo, refs []string) (bool, error) {
+	o := t.captureOptions()
+	o.Refs = refs
+	snap, err := r.Capture(ctx, o)
 	if err != nil {
 		return false, &RepoError{Repo: rel, Err: err}
 	}
@@ -130,7 +138,7 @@ func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumb
 		if rel != TopRepo {
 			subRel = path.Join(rel, p)
 		}
-		d, err := t.captureRepo(ctx, c, subRel, sub)
+		d, err := t.captureRepo(ctx, c, subRel, sub, nil)
 		if err != nil {
 			return false, err
 		}

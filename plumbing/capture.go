@@ -46,7 +46,11 @@ type Snapshot struct {
 	Head OID
 	// HeadTree is HEAD's tree as the capture read it, with Head ("" when
 	// unborn, or when the snapshot was not made by Capture).
-	HeadTree   OID
+	HeadTree OID
+	// Refs are the commits of CaptureOptions.Refs, in their order, read
+	// with HEAD ("" for one that names none); nil when not asked, or
+	// when one named none, and the caller reads them itself.
+	Refs       []OID
 	Branch     string
 	Skipped    []Skip
 	Submodules []Submodule
@@ -81,6 +85,10 @@ type CaptureOptions struct {
 	// Snapshot.Scope lists them. The tree holds each one's HEAD as its
 	// gitlink either way.
 	Submodules bool
+	// Refs are refs of this repository whose commits the capture reads
+	// in the child that reads HEAD (Snapshot.Refs): a rollback's check of
+	// its target's ref, with no git start of its own (issue 16).
+	Refs []string
 }
 
 // TooLargeError is a capture whose new and changed files together pass
@@ -217,19 +225,31 @@ func linkOpen(in *os.File, path, dst string) error {
 // HeadState returns the commit HEAD names ("" when unborn) and the branch
 // it is on ("" when detached).
 func (r *Repo) HeadState(ctx context.Context) (OID, string, error) {
-	head, branch, _, _, err := r.headState(ctx, false, "")
-	return head, branch, err
+	h, err := r.headState(ctx, false, "", nil)
+	return h.head, h.branch, err
+}
+
+// headAnswer is what headState read: HEAD's commit and branch, its tree
+// when asked, whether also's tree is there, and the commits of the refs
+// asked (nil when they were not read in the same child).
+type headAnswer struct {
+	head, tree OID
+	branch     string
+	there      bool
+	refs       []OID
 }
 
 // headState is HeadState, and with withTree also HEAD's tree ("" when
 // unborn), from the same child. With also a tree's name, the same child
 // says whether that tree is in the object store (there; false when it is
-// not, or when HEAD is unborn).
-func (r *Repo) headState(ctx context.Context, withTree bool, also OID) (head OID, branch string, tree OID, there bool, err error) {
+// not, or when HEAD is unborn). With refs, the same child reads the
+// commit each names (CaptureOptions.Refs); when one names none, they are
+// not read (refs nil), and the rest is asked again without them.
+func (r *Repo) headState(ctx context.Context, withTree bool, also OID, refs []string) (h headAnswer, err error) {
 	// One child for the usual case: the commit, [its tree,] [also's tree,]
-	// then the symbolic name ("HEAD" when detached). An unborn HEAD fails
-	// and is told apart below; so does a missing also, asked again
-	// without it.
+	// [each ref's commit,] then the symbolic name ("HEAD" when detached).
+	// An unborn HEAD fails and is told apart below; so does a missing
+	// also, asked again without it, and a ref that names no commit.
 	args := []string{"rev-parse", "HEAD"}
 	if withTree {
 		args = append(args, "HEAD^{tree}")
@@ -239,32 +259,47 @@ func (r *Repo) headState(ctx context.Context, withTree bool, also OID) (head OID
 		// or is no tree.
 		args = append(args, string(also)+"^{tree}")
 	}
+	for _, ref := range refs {
+		args = append(args, ref+"^{commit}")
+	}
 	out, err := r.Run(ctx, Options{}, append(args, "--symbolic-full-name", "HEAD")...)
 	if err != nil {
+		if len(refs) > 0 && ctx.Err() == nil {
+			return r.headState(ctx, withTree, also, nil)
+		}
 		if also != "" && ctx.Err() == nil {
-			head, branch, tree, _, err = r.headState(ctx, withTree, "")
-			return head, branch, tree, false, err
+			h, err = r.headState(ctx, withTree, "", nil)
+			h.there = false
+			return h, err
 		}
 		b, err2 := r.Line(ctx, Options{}, "symbolic-ref", "-q", "HEAD")
 		if err2 != nil {
-			return "", "", "", false, fmt.Errorf("reading HEAD: %w", err)
+			return headAnswer{}, fmt.Errorf("reading HEAD: %w", err)
 		}
-		return "", strings.TrimPrefix(b, "refs/heads/"), "", false, nil
+		return headAnswer{branch: strings.TrimPrefix(b, "refs/heads/")}, nil
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(f) != len(args) {
-		return "", "", "", false, fmt.Errorf("reading HEAD: unexpected output %q", out)
+		return headAnswer{}, fmt.Errorf("reading HEAD: unexpected output %q", out)
 	}
+	h.head = OID(f[0])
 	if withTree {
-		tree = OID(f[1])
+		h.tree = OID(f[1])
 	}
+	n := len(f) - 1 - len(refs) // the first ref's line
 	if also != "" {
-		there = OID(f[len(f)-2]) == also
+		h.there = OID(f[n-1]) == also
+	}
+	if len(refs) > 0 {
+		h.refs = make([]OID, len(refs))
+		for i := range refs {
+			h.refs[i] = OID(f[n+i])
+		}
 	}
 	if sym := f[len(f)-1]; strings.HasPrefix(sym, "refs/heads/") {
-		branch = strings.TrimPrefix(sym, "refs/heads/")
+		h.branch = strings.TrimPrefix(sym, "refs/heads/")
 	}
-	return OID(f[0]), branch, tree, there, nil
+	return h, nil
 }
 
 // Capture implements RFC 4.1 steps 1 to 4 for this tree, walking it once:
@@ -364,9 +399,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		memo = kept.Memo.Tree
 	}
 	var memoThere bool
-	if snap.Head, snap.Branch, headTree, memoThere, err = r.headState(ctx, true, memo); err != nil {
+	h, err := r.headState(ctx, true, memo, o.Refs)
+	if err != nil {
 		return nil, err
 	}
+	snap.Head, snap.Branch, headTree, memoThere, snap.Refs = h.head, h.branch, h.tree, h.there, h.refs
 	snap.HeadTree = headTree
 	if kept != nil && !memoThere {
 		kept.Memo = stageMemo{}

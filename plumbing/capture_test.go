@@ -871,3 +871,59 @@ func TestRefValues(t *testing.T) {
 		t.Errorf("RefValues with a missing ref and a tree: %v, want %s, \"\", \"\", %s", got, c1, c2)
 	}
 }
+
+// TestCaptureReadsRefsWithHead (issue 16): the commits of
+// CaptureOptions.Refs come from the child that reads HEAD, in order (a
+// tag peeled); when one names no commit, none is read there (Refs nil,
+// for the caller to read) and HEAD, its tree and branch are still right,
+// as in an unborn repository.
+func TestCaptureReadsRefsWithHead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	r.Write("f", "1\n")
+	c1 := r.Commit("one")
+	r.Write("f", "2\n")
+	c2 := r.Commit("two")
+	r.Git("update-ref", "refs/venom/checkpoints/a/1", c1)
+	r.Git("tag", "-a", "-m", "t", "tg", c2)
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace strings.Builder
+	plumbing.SetTrace(repo, &trace)
+	snap, err := repo.Capture(ctx, plumbing.CaptureOptions{Refs: []string{"refs/venom/checkpoints/a/1", "refs/tags/tg"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(snap.Refs) != fmt.Sprint([]plumbing.OID{plumbing.OID(c1), plumbing.OID(c2)}) {
+		t.Errorf("Refs %v, want %s %s", snap.Refs, c1, c2)
+	}
+	if string(snap.Head) != c2 || snap.Branch != "main" || string(snap.HeadTree) != r.Line("rev-parse", "HEAD^{tree}") {
+		t.Errorf("head %s branch %q tree %s", snap.Head, snap.Branch, snap.HeadTree)
+	}
+	if n := strings.Count(trace.String(), "venom trace: git rev-parse"); n != 1 {
+		t.Errorf("%d rev-parse children, want 1:\n%s", n, trace.String())
+	}
+	snap, err = repo.Capture(ctx, plumbing.CaptureOptions{Refs: []string{"refs/venom/checkpoints/a/1", "refs/venom/checkpoints/a/9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Refs != nil || string(snap.Head) != c2 || snap.Branch != "main" || string(snap.HeadTree) != r.Line("rev-parse", "HEAD^{tree}") {
+		t.Errorf("with a missing ref: refs %v head %s branch %q tree %s", snap.Refs, snap.Head, snap.Branch, snap.HeadTree)
+	}
+	u := gittest.New(t)
+	u.Write("f", "1\n")
+	urepo, err := plumbing.Open(ctx, u.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err = urepo.Capture(ctx, plumbing.CaptureOptions{Refs: []string{"refs/venom/checkpoints/a/1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Refs != nil || snap.Head != "" || snap.Branch != "main" || snap.Tree == "" {
+		t.Errorf("unborn: refs %v head %q branch %q tree %q", snap.Refs, snap.Head, snap.Branch, snap.Tree)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // is its git children, each a git start. The real call of a one-turn
 // rollback of ten files reads the checkpoint refs it needs (its
 // target's, and its latest checkpoint's, which the safety checkpoint
-// reuses) in one child, under its locks, and the plan's diffs of S, T
+// reuses) under its locks in the child that reads S's HEAD, and the
+// plan's diffs of S, T
 // and the windows in one diff-tree, which lists what of S HEAD does not
 // hold for the safety checkpoint's checks too; its verification, which
 // finds T's tree, needs no diff-tree to call it exact. The rollback is exact and
@@ -58,8 +59,9 @@ func TestRollbackGitChildren(t *testing.T) {
 			diffs = append(diffs, args)
 		}
 	}
-	if len(refReads) != 1 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") {
-		t.Errorf("the checkpoint refs read by %d children, want one for k1 and k2:\n%s", len(refReads), strings.Join(refReads, "\n"))
+	if len(refReads) != 1 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
+		!strings.Contains(refReads[0], "HEAD^{tree}") {
+		t.Errorf("the checkpoint refs read by %d children, want one for k1 and k2, S's read of HEAD:\n%s", len(refReads), strings.Join(refReads, "\n"))
 	}
 	stdin := 0
 	for _, d := range diffs {

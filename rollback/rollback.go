@@ -289,8 +289,8 @@ type plan struct {
 	// (exact). "" otherwise.
 	expect string
 	// refs are the commits of the top repository's refs read under the
-	// locks as the plan was made (preflightState), for the safety
-	// checkpoint (checkpoint.TakeOptions.Refs).
+	// locks with S's capture, for the safety checkpoint
+	// (checkpoint.TakeOptions.Refs).
 	refs map[string]plumbing.OID
 	// ps is the plan's pathspec as it applies to this repository (empty:
 	// not narrowed).
@@ -322,7 +322,7 @@ func Run(ctx context.Context, t *checkpoint.Tree, o Options) (*Result, error) {
 	if _, err := t.CloseInterrupted(ctx, st); err != nil {
 		return nil, checkpoint.LogError(err, "closing an interrupted rollback")
 	}
-	if _, _, _, err := preflightState(ctx, t, st, o, false); err != nil {
+	if _, _, err := preflightState(t, st, o); err != nil {
 		return nil, err
 	}
 	// Items 5 and 6: a rollback or a capture of this agent under way.
@@ -412,40 +412,21 @@ func (o *Options) check() error {
 }
 
 // preflightState runs RFC 7.1's checks that need only the log: items 1 and
-// 4 (and 11.4's caller rule, before anything is captured). Under the
-// locks (locked) the target's ref is read too, and with it, in the same
-// git child, the ref of the agent's latest checkpoint, which the safety
-// checkpoint may reuse (RFC 5.1): known holds what that read found.
-// Before them the log alone is checked, and no ref is read: it is read
-// once, under them (issue 16: each read is a git start).
-func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options, locked bool) (_ *journal.Agent, _ *journal.Saved, known map[string]plumbing.OID, _ error) {
+// 4 (and 11.4's caller rule, before anything is captured). Item 1's ref
+// is not read here: compute reads it with S's capture, under the locks
+// (issue 16: each read is a git start).
+func preflightState(t *checkpoint.Tree, st *journal.State, o Options) (*journal.Agent, *journal.Saved, error) {
 	a := st.Agents[o.Agent]
 	if a == nil {
-		return nil, nil, nil, rfcerr.New("not_found.agent", map[string]any{"agent": o.Agent}, "no agent %s in this repository's log", o.Agent).
+		return nil, nil, rfcerr.New("not_found.agent", map[string]any{"agent": o.Agent}, "no agent %s in this repository's log", o.Agent).
 			WithHint("`git venom-checkpoint list --agent <id>`; GIT_VENOM_AGENT sets the default")
 	}
-	var target *journal.Saved
-	var err error
-	if !locked {
-		target, err = t.FindLogged(st, o.Agent, o.Checkpoint)
-	} else {
-		var also []string
-		if l := a.Latest(); l != nil {
-			also = append(also, refs.Checkpoint(o.Agent, l.N))
-		}
-		var vals []plumbing.OID
-		if target, vals, err = t.FindReading(ctx, st, o.Agent, o.Checkpoint, also...); err == nil {
-			known = map[string]plumbing.OID{refs.Checkpoint(o.Agent, target.N): plumbing.OID(target.Rec.Repos[0].Commit)}
-			for i, ref := range also {
-				known[ref] = vals[i]
-			}
-		}
-	}
+	target, err := t.FindLogged(st, o.Agent, o.Checkpoint)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if a.Archived {
-		return nil, nil, nil, rfcerr.New("conflict.invalid_transition", map[string]any{"agent": o.Agent},
+		return nil, nil, rfcerr.New("conflict.invalid_transition", map[string]any{"agent": o.Agent},
 			"agent %s is archived; its checkpoints are still git commits", o.Agent).
 			WithHint("its checkpoints, which git can read: git venom-checkpoint list --agent %s", o.Agent)
 	}
@@ -458,16 +439,16 @@ func preflightState(ctx context.Context, t *checkpoint.Tree, st *journal.State, 
 				}
 			}
 		}
-		return nil, nil, nil, rfcerr.New("conflict.turn_running", map[string]any{"agent": o.Agent, "turn": open.ID()},
+		return nil, nil, rfcerr.New("conflict.turn_running", map[string]any{"agent": o.Agent, "turn": open.ID()},
 			"turn %s of %s is still open%s", open.ID(), o.Agent, since).
 			WithHint("stop the agent first; if it was interrupted, end the turn with `git venom-checkpoint --agent %s --reason turn_end`", o.Agent)
 	}
 	if !o.DryRun && o.Caller == "agent" && Guarded(t, st, a) {
-		return nil, nil, nil, rfcerr.New("denied.agent_caller", map[string]any{"agent": o.Agent},
+		return nil, nil, rfcerr.New("denied.agent_caller", map[string]any{"agent": o.Agent},
 			"an agent may not roll back a guarded tree: a person's work can only be overwritten by a person").
 			WithHint("ask the person to run `git venom-rollback` themselves; a dry run (`git venom-plan`) is allowed")
 	}
-	return a, target, known, nil
+	return a, target, nil
 }
 
 // sharers lists the other non-archived agents registered in the tree.
@@ -504,11 +485,11 @@ func Guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
 // compute runs the rest of the preflight (RFC 7.1 items 9 to 13), captures
 // S and builds the plan and its digest (RFC 7.2).
 func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (_ *plan, err error) {
-	a, target, known, err := preflightState(ctx, t, st, o, true)
+	a, target, err := preflightState(t, st, o)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{tree: t, st: st, agent: a, target: target, guarded: Guarded(t, st, a), refs: known}
+	p := &plan{tree: t, st: st, agent: a, target: target, guarded: Guarded(t, st, a)}
 	shared := sharers(t, st, a)
 	var live []string
 	for _, id := range shared {
@@ -541,11 +522,24 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		// An agent with no conversation has no next prompt to tell.
 		p.note = Note(t.Config.RollbackNote, target.Rec.ThroughTurn)
 	}
+	// RFC 7.1 item 1's ref, and the latest checkpoint's, which the
+	// safety checkpoint may reuse (RFC 5.1), read with S's HEAD.
+	read := []string{refs.Checkpoint(o.Agent, target.N)}
+	if l := a.Latest(); l != nil && l.N != target.N {
+		read = append(read, refs.Checkpoint(o.Agent, l.N))
+	}
 	p.snapAt = time.Now()
-	if p.capture, err = t.CurrentAll(ctx); err != nil {
+	if p.capture, err = t.CurrentAllReading(ctx, read...); err != nil {
 		return nil, err
 	}
 	p.snap = p.capture.Top()
+	if err := t.RefHolds(ctx, o.Agent, target, p.snap.Refs[0]); err != nil {
+		return nil, err
+	}
+	p.refs = map[string]plumbing.OID{}
+	for i, ref := range read {
+		p.refs[ref] = p.snap.Refs[i]
+	}
 	// Every repository in scope, in repos order (RFC 7.4): the top, then
 	// each submodule in S that the target names too, each with its own
 	// S, files, left and head (issue 18). A submodule added since the
