@@ -335,7 +335,9 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	key, keyed := indexKeyOf(indexStat)
 	var cached, store *indexCache
 	if keyed {
-		cached = r.loadIndexCache(key)
+		if cached = r.loadIndexCache(key); cached == nil {
+			cached = r.heldCache(key, indexStat)
+		}
 	}
 	// The status index is used only where it was made under the
 	// configuration of now (keptEnvID: a clean filter changed since would
@@ -381,7 +383,8 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			return
 		}
 		if !store.Key.settled(read) {
-			r.trace.printf("index cache: not stored, the index changed less than %v ago", indexSettle)
+			r.trace.printf("index cache: not stored, the index changed less than %v ago; held", indexSettle)
+			r.hold(store, indexStat)
 			return
 		}
 		if err := r.storeIndexCache(store); err != nil {

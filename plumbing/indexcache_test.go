@@ -415,3 +415,62 @@ func TestIndexCacheAssumeUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldIndexAnswers (issue 16): answers about an index written less
+// than indexSettle ago, which the cache does not store, serve the same
+// process's next capture while the index is still that file (held open,
+// so no other file can get its inode): no ls-files and no write-tree of
+// the user's index again, the same tree. An index rewritten since (a new
+// file, a new key) is asked again, and what changed in it counts (an
+// assume-unchanged bit, cleared in the copy, so the change under it is
+// captured); so is an index in another process.
+func TestHeldIndexAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	r.Write("f", "1\n")
+	r.Write("d/g", "2\n")
+	r.Commit("one")
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace bytes.Buffer
+	plumbing.SetTrace(repo, &trace)
+	capture := func() *plumbing.Snapshot {
+		t.Helper()
+		trace.Reset()
+		snap, err := repo.Capture(ctx, plumbing.CaptureOptions{})
+		if err != nil {
+			t.Fatalf("capture: %v\n%s", err, trace.String())
+		}
+		return snap
+	}
+	first := capture()
+	if !strings.Contains(trace.String(), "not stored") {
+		t.Skipf("the index settled before the first capture read it:\n%s", trace.String())
+	}
+	if runs(trace.String(), "ls-files") != 1 {
+		t.Fatalf("the first capture asked no ls-files:\n%s", trace.String())
+	}
+	second := capture()
+	if !strings.Contains(trace.String(), "held by this process") || runs(trace.String(), "ls-files") != 0 || runs(trace.String(), "write-tree") != 0 {
+		t.Errorf("the second capture asked git about the same index again:\n%s", trace.String())
+	}
+	if second.Tree != first.Tree || first.Tree != plumbing.OID(r.Line("rev-parse", "HEAD^{tree}")) {
+		t.Errorf("trees %s, %s; want HEAD's", first.Tree, second.Tree)
+	}
+	r.Write("f", "changed under the bit\n")
+	r.Git("update-index", "--assume-unchanged", "f")
+	third := capture()
+	if strings.Contains(trace.String(), "held by this process") || runs(trace.String(), "ls-files") != 1 {
+		t.Errorf("a rewritten index was not asked again:\n%s", trace.String())
+	}
+	if got := r.Line("cat-file", "-p", string(third.Tree)+":f"); got != "changed under the bit" {
+		t.Errorf("f in the tree: %q, want the change under the assume-unchanged bit", got)
+	}
+	_, other := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if strings.Contains(other, "held by this process") {
+		t.Errorf("another process's capture took this one's answers:\n%s", other)
+	}
+}

@@ -153,6 +153,11 @@ type Repo struct {
 		err  error
 	}
 	trees treeCache // trees read or written by this process's tree edits
+	// held is what a capture learnt of the real index that the index
+	// cache could not keep yet, held for this process's next captures
+	// (heldIndex).
+	held   *heldIndex
+	heldMu sync.Mutex
 	// OnProgress, when set, hears how far the long steps are (Progress);
 	// it may be called from several goroutines.
 	OnProgress Progress
