@@ -43,6 +43,9 @@ type benchCase struct {
 	// see the very same states in one sequence (a hook turn: both sides
 	// walk the tree before and after the same edits).
 	rounds func(run int, venomFirst bool) ([]outcome, error)
+	// note, when set, is printed under the row: where its cost goes,
+	// when that is what the row is read for.
+	note string
 }
 
 // outcome is what a timed run gave: its stdout and the CPU time (user and
