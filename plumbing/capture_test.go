@@ -838,12 +838,7 @@ func TestCaptureSHA256(t *testing.T) {
 func TestRefValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := gittest.New(t)
-	r.Write("f", "1\n")
-	c1 := r.Commit("one")
-	r.Write("f", "2\n")
-	c2 := r.Commit("two")
-	r.Git("update-ref", "refs/venom/checkpoints/a/1", c1)
+	r, c1, c2 := refsRepo(t)
 	r.Git("update-ref", "refs/venom/checkpoints/a/2", c2)
 	r.Git("tag", "-a", "-m", "t", "tg", c1)
 	r.Git("update-ref", "refs/venom/checkpoints/a/3", r.Line("rev-parse", c2+"^{tree}"))
@@ -880,12 +875,7 @@ func TestRefValues(t *testing.T) {
 func TestCaptureReadsRefsWithHead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := gittest.New(t)
-	r.Write("f", "1\n")
-	c1 := r.Commit("one")
-	r.Write("f", "2\n")
-	c2 := r.Commit("two")
-	r.Git("update-ref", "refs/venom/checkpoints/a/1", c1)
+	r, c1, c2 := refsRepo(t)
 	r.Git("tag", "-a", "-m", "t", "tg", c2)
 	repo, err := plumbing.Open(ctx, r.Dir)
 	if err != nil {
@@ -926,4 +916,17 @@ func TestCaptureReadsRefsWithHead(t *testing.T) {
 	if snap.Refs != nil || snap.Head != "" || snap.Branch != "main" || snap.Tree == "" {
 		t.Errorf("unborn: refs %v head %q branch %q tree %q", snap.Refs, snap.Head, snap.Branch, snap.Tree)
 	}
+}
+
+// refsRepo is a repository of two commits, c1 and c2 (HEAD, on main),
+// with refs/venom/checkpoints/a/1 at c1.
+func refsRepo(t *testing.T) (r *gittest.Repo, c1, c2 string) {
+	t.Helper()
+	r = gittest.New(t)
+	r.Write("f", "1\n")
+	c1 = r.Commit("one")
+	r.Write("f", "2\n")
+	c2 = r.Commit("two")
+	r.Git("update-ref", "refs/venom/checkpoints/a/1", c1)
+	return r, c1, c2
 }

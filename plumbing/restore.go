@@ -151,21 +151,9 @@ const diffsAtOnce = 4
 func allOIDs(pairs [][2]string) bool {
 	for _, p := range pairs {
 		for _, o := range p {
-			if !isFullOID(o) {
+			if !isOIDHex(o) {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-func isFullOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
 		}
 	}
 	return true
