@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,7 +25,8 @@ import (
 // line, MovedFile) before it makes it. A save a person made into such a
 // file (a program that held it open) is there, and nowhere else. The
 // rollback compares each backup with what it moved before it removes
-// them (SavesAmong), and keeps any save (KeepSaves). A rollback killed
+// them (SavesAmong), and keeps any save (KeepSaves), as it does what a
+// directory it moved whole holds that no record names (foreignIn). A rollback killed
 // before it got there leaves the directory, and the next command that
 // closes it as interrupted does the same from the manifest
 // (CloseInterrupted): a person's save is never lost, not even then
@@ -38,7 +40,8 @@ const ManifestFile = plumbing.BackupManifest
 // from its directory.
 func BackupPrefix(agent, safety string) string { return "backup-" + agent + "-" + safety + "-" }
 
-// Moved is one file or symlink a rollback moved out of its tree: Path in
+// Moved is one file or symlink a rollback moved out of its tree (or, with
+// Dir, a directory it moved whole): Path in
 // the tree, File where it is now (absolute), and what it was when moved,
 // which was S's: its device, inode, size and mtime (ns), whether it is a
 // symlink, S's blob Src, and, for a file whose last change was too near
@@ -57,6 +60,11 @@ type Moved struct {
 	Racy   bool   `json:"racy,omitempty"`
 	Raw    string `json:"raw,omitempty"`
 	Copied bool   `json:"copied,omitempty"`
+	// Dir is a directory the rollback moved whole (its files are named
+	// by records of their own, at their places in it): anything else
+	// found in it is a person's, made there after the rollback looked.
+	// Path and File are the directory's, Dev and Ino what was moved.
+	Dir bool `json:"dir,omitempty"`
 }
 
 // Rescued is one member of a rollback's repos[].rescued (the toolkit's
@@ -99,7 +107,7 @@ func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
 	byFile := map[string]Moved{}
 	var saves []Moved
 	for _, m := range moved {
-		if m.Copied {
+		if m.Copied || m.Dir {
 			continue
 		}
 		st, err := os.Lstat(m.File)
@@ -402,7 +410,8 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 		whole = err == nil && len(missing) == 0
 	}
 	for _, dir := range dirs {
-		saves := t.SavesAmong(ctx, readManifest(dir))
+		moved := readManifest(dir)
+		saves := append(t.SavesAmong(ctx, moved), foreignIn(moved)...)
 		stored := true
 		if len(saves) > 0 {
 			var out []Rescued
@@ -423,4 +432,34 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 		}
 	}
 	return rescued, keptDirs
+}
+
+// foreignIn returns what is in the directories of moved that a rollback
+// moved whole (Moved.Dir) and that no member of moved names: a person's
+// file, made in such a directory after the rollback looked (a program
+// whose working directory it was), each as a Moved with its path in the
+// tree and its file, for KeepSaves. Only files and symlinks.
+func foreignIn(moved []Moved) []Moved {
+	named := map[string]bool{}
+	for _, m := range moved {
+		named[m.File] = true
+	}
+	var out []Moved
+	for _, m := range moved {
+		if !m.Dir {
+			continue
+		}
+		_ = filepath.WalkDir(m.File, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || named[p] {
+				return nil
+			}
+			if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			sub, _ := filepath.Rel(m.File, p)
+			out = append(out, Moved{Path: m.Path + "/" + filepath.ToSlash(sub), File: p})
+			return nil
+		})
+	}
+	return out
 }

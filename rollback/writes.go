@@ -44,6 +44,9 @@ import (
 //     baseline saw (rescue): a difference is a save made during the
 //     rollback, and its bytes are kept under refs/venom/rescued/, named in
 //     the result's rescued[].
+//   - A directory that holds nothing but planned deletions goes into the
+//     backup in one rename, its content checked before and after it
+//     (dirmove.go).
 //   - A git child killed with venom (a parent-death signal on Linux) or
 //     left running (macOS) holds one batch at most, whose paths are
 //     already cleared: it can write only where nothing is.
@@ -188,6 +191,22 @@ type applier struct {
 	// file system than the tree (a link fails with EXDEV): git then
 	// writes in the tree itself.
 	direct bool
+	// movedDirs are the directories moved into the backup whole
+	// (dirmove.go); noDirMoves is set once such a move failed with EXDEV.
+	// foreign is what was found in them that the plan did not name and
+	// could not go back to the tree (foreignSeen: by its file), for the
+	// rescue. seq names the backups.
+	movedDirs   []movedDir
+	noDirMoves  bool
+	foreign     []checkpoint.Moved
+	foreignSeen map[string]bool
+	seq         int
+}
+
+// nextBackup is the name of a new backup in the backup directory.
+func (ap *applier) nextBackup() string {
+	ap.seq++
+	return filepath.Join(ap.backupDir, strconv.Itoa(ap.seq-1))
 }
 
 // Rescued is one member of repos[].rescued: a person's save the rollback
@@ -345,7 +364,7 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 		return false, err
 	}
 	abs := filepath.Join(ap.w.root, filepath.FromSlash(rel))
-	dst := filepath.Join(ap.backupDir, strconv.Itoa(len(ap.backups)))
+	dst := ap.nextBackup()
 	b := &backup{file: dst, st: ap.before[rel].st}
 	// The manifest says what is moved before it is: a rollback killed
 	// now leaves what the next command needs to find a save in it.
@@ -384,7 +403,9 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 
 // touching, when set (by tests), is called as moveAway ("move") and
 // placeAll ("link") begin with a path, and before the bits of a path
-// are set ("chmod").
+// are set ("chmod"); with a directory moved whole (moveDir), between its
+// checks and its rename ("movedir") and once its content was read again
+// after it ("moved").
 var touching func(op, rel string)
 
 // backupDirReady makes the backup directory, in the worktree's scratch
@@ -584,14 +605,30 @@ func (ap *applier) run(ctx context.Context) error {
 	if len(deletes) > 0 {
 		r.Report("rollback.delete", 0, len(deletes))
 	}
-	// The deletions in passes of writeBatch paths: no git child runs
-	// among them, so each pass looks at each parent directory once
-	// (worktree.batch), and a swap of one for a symlink is seen by the
-	// next pass at the latest.
+	// First the directories that hold nothing but deletions, each in one
+	// rename (dirmove.go); then the rest, in passes of writeBatch paths:
+	// no git child runs among them, so each pass looks at each parent
+	// directory once (worktree.batch), and a swap of one for a symlink is
+	// seen by the next pass at the latest.
+	covered, err := ap.moveDirs(deletes)
+	if err != nil {
+		return err
+	}
+	total := len(deletes)
+	if len(covered) > 0 {
+		rest := deletes[:0:0]
+		for _, c := range deletes {
+			if !covered[c.Path] {
+				rest = append(rest, c)
+			}
+		}
+		deletes = rest
+		r.Report("rollback.delete", total-len(rest), total)
+	}
 	for start := 0; start < len(deletes); start += writeBatch {
 		end := min(start+writeBatch, len(deletes))
 		var err error
-		ap.w.batch(func() { err = ap.deleteBatch(deletes[start:end], start, len(deletes)) })
+		ap.w.batch(func() { err = ap.deleteBatch(deletes[start:end], total-len(deletes)+start, total) })
 		if err != nil {
 			return err
 		}
@@ -933,7 +970,7 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 // (checkpoint.KeepSaves). What cannot be stored keeps the backup
 // directory, and is named by its file.
 func (ap *applier) rescue(ctx context.Context) {
-	if len(ap.backups) == 0 {
+	if len(ap.backups) == 0 && len(ap.movedDirs) == 0 {
 		return
 	}
 	p := ap.plan
@@ -944,6 +981,12 @@ func (ap *applier) rescue(ctx context.Context) {
 		moved = append(moved, ap.moved(path, b.file, b.copied && !b.saved))
 	}
 	saves := p.tree.SavesAmong(ctx, moved)
+	// What a person put into a directory moved whole, and could not go
+	// back to the tree, is a save too.
+	for _, md := range ap.movedDirs {
+		ap.strangers(md)
+	}
+	saves = append(saves, ap.foreign...)
 	if len(saves) == 0 {
 		return
 	}
@@ -954,7 +997,17 @@ func (ap *applier) rescue(ctx context.Context) {
 	}
 	if !stored {
 		ap.keep = true
+		return
 	}
+	// Stored: the backup of each may go with its directory.
+	for _, f := range ap.foreign {
+		for _, md := range ap.movedDirs {
+			if strings.HasPrefix(f.Path, md.rel+"/") {
+				md.planned[f.Path] = true
+			}
+		}
+	}
+	ap.foreign = nil
 }
 
 // cleanup removes the backups (unless a save among them could not be
@@ -967,7 +1020,7 @@ func (ap *applier) cleanup() {
 		ap.manifest.Close()
 		ap.manifest = nil
 	}
-	if ap.backupDir != "" && !ap.keep {
+	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() {
 		os.RemoveAll(ap.backupDir)
 	}
 	if ap.indexCopy != "" {

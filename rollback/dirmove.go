@@ -1,0 +1,423 @@
+package rollback
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// Deleting a whole directory (issue 16: 50,000 deletions cost a rename
+// into the backup and an unlink each, 5x `rm -rf`): when every entry
+// below a directory is a file or symlink the plan deletes, still as the
+// baseline saw it, and the directory holds nothing else (no untracked,
+// ignored or nested-repository content, no directory without a planned
+// file below it), the directory is moved into the backup in one rename
+// instead of each file (moveDir). What a rename of each file promises
+// still holds:
+//
+//   - The manifest names every file of it (at its place in the moved
+//     directory) and the directory itself (Moved.Dir) before the rename:
+//     a rollback killed after it leaves what the next command needs to
+//     find a save among them, and anything a person put there (rescueIn).
+//   - The directory's content is read again right after the rename: a
+//     file the plan does not name (a person's save into the directory
+//     between the check and the rename) and a planned file no longer as
+//     the baseline saw it are put back in the tree at their paths, and
+//     left (changed_during_rollback), as a per-file move leaves a file
+//     saved before its move.
+//   - The rescue reads the moved directories once more, and the backup
+//     is removed by name (dropMovedDirs): something that appears in a
+//     moved directory later (a program whose working directory it was)
+//     is put back, or kept under refs/venom/rescued/, never removed.
+//   - The directory's parents are looked at again just before the rename
+//     (parentsNow), and the directory moved must be the one checked
+//     (its device and inode): one swapped for a symlink is put back.
+
+// dirMoveMin is how many planned deletions a directory must hold, below
+// it, for its move in one rename to be tried: below it, the walks of a
+// directory cost about what its renames save. GIT_VENOM_TEST_DIRMOVE_MIN
+// sets it for the random and stress tests, so that their small trees
+// take this way too.
+var dirMoveMin = dirMoveMinFrom(os.Getenv("GIT_VENOM_TEST_DIRMOVE_MIN"))
+
+func dirMoveMinFrom(v string) int {
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return n
+	}
+	return 32
+}
+
+// movedDir is a directory the rollback moved into the backup whole: rel
+// in the tree, file where it is now, and the files of the plan in it
+// (their paths in the tree).
+type movedDir struct {
+	rel, file string
+	planned   map[string]bool
+}
+
+// moveDirs moves into the backup, each in one rename, the directories
+// whose every entry is one of dels (moveDir), the highest first, and
+// returns the paths of dels it moved that way. A directory the checks
+// refuse is passed over: its deletions go one by one.
+func (ap *applier) moveDirs(dels []plumbing.TreeChange) (map[string]bool, error) {
+	under := map[string]int{}
+	for _, c := range dels {
+		for d := path.Dir(c.Path); d != "." && d != "/"; d = path.Dir(d) {
+			under[d]++
+		}
+	}
+	var cands []string
+	for d, n := range under {
+		if n >= dirMoveMin {
+			cands = append(cands, d)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if a, b := strings.Count(cands[i], "/"), strings.Count(cands[j], "/"); a != b {
+			return a < b
+		}
+		return cands[i] < cands[j]
+	})
+	covered := map[string]bool{}
+	var done []string
+	var err error
+	ap.w.batch(func() {
+		for _, d := range cands {
+			if ap.noDirMoves {
+				return
+			}
+			if underAny(d, done) {
+				continue
+			}
+			var files []string
+			if files, err = ap.moveDir(d, under[d]); err != nil {
+				return
+			}
+			if files != nil {
+				done = append(done, d)
+				for _, f := range files {
+					covered[f] = true
+				}
+			}
+		}
+		// The directories above those moved that are empty now.
+		ap.w.pruneAll(done)
+	})
+	return covered, err
+}
+
+// underAny reports whether d is below one of dirs.
+func underAny(d string, dirs []string) bool {
+	for _, q := range dirs {
+		if strings.HasPrefix(d, q+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// moveDir moves the directory d, whose planned deletions below it are
+// want, into the backup in one rename, when the checks allow (see the
+// comment at the top of this file), and returns the planned paths below
+// it, which are now in the backup or left (nil when it moved nothing).
+func (ap *applier) moveDir(d string, want int) ([]string, error) {
+	w := ap.w
+	if bad, err := w.parents(d, false); bad != "" || err != nil {
+		return nil, nil
+	}
+	if kind, _ := w.dirAt(d); kind != atDir {
+		return nil, nil
+	}
+	abs := filepath.Join(w.root, filepath.FromSlash(d))
+	top, err := os.Lstat(abs)
+	if err != nil || !top.IsDir() {
+		return nil, nil
+	}
+	planned, ok := ap.wholeDir(d, abs, want)
+	if !ok {
+		return nil, nil
+	}
+	if err := ap.backupDirReady(); err != nil {
+		return nil, err
+	}
+	dst := ap.nextBackup()
+	// The manifest first: every file at its place in the moved directory,
+	// then the directory.
+	var buf bytes.Buffer
+	files := make([]string, 0, len(planned))
+	for rel := range planned {
+		files = append(files, rel)
+	}
+	sort.Strings(files)
+	for _, rel := range files {
+		line, err := json.Marshal(ap.moved(rel, inMoved(dst, d, rel), false))
+		if err != nil {
+			return nil, fmt.Errorf("recording the backup of %s: %w", rel, err)
+		}
+		buf.Write(append(line, '\n'))
+	}
+	dev, ino, _, _ := plumbing.StatIdentity(top)
+	line, err := json.Marshal(checkpoint.Moved{Path: d, File: dst, Dev: dev, Ino: ino, Dir: true})
+	if err != nil {
+		return nil, fmt.Errorf("recording the backup of %s: %w", d, err)
+	}
+	buf.Write(append(line, '\n'))
+	if _, err := ap.manifest.Write(buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("recording the backup of %s: %w", d, err)
+	}
+	if touching != nil {
+		touching("movedir", d)
+	}
+	if bad := w.parentsNow(d); bad != "" {
+		return nil, nil
+	}
+	if err := os.Rename(abs, dst); err != nil {
+		if errors.Is(err, syscall.EXDEV) {
+			ap.noDirMoves = true // the backup is on another device: copies, file by file
+		}
+		return nil, nil
+	}
+	ap.touched = true
+	// Nothing is at d now, nor below it, for the rest of the pass.
+	for q := range w.dirs {
+		if strings.HasPrefix(q, d+"/") {
+			delete(w.dirs, q)
+		}
+	}
+	w.dirs[d] = dirSeen{atNothing, nil}
+	moved, err := os.Lstat(dst)
+	if err != nil || !moved.IsDir() || !sameInode(moved, top) {
+		// Not the directory checked (swapped meanwhile): it goes back.
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && w.parentsNow(d) == "" {
+			os.Rename(dst, abs)
+		}
+		delete(w.dirs, d)
+		return nil, nil
+	}
+	md := movedDir{rel: d, file: dst, planned: planned}
+	ap.movedDirs = append(ap.movedDirs, md)
+	// What is in it now: what the plan did not name, or a planned file
+	// saved into since the check, goes back to the tree.
+	for _, rel := range files {
+		st, err := os.Lstat(inMoved(dst, d, rel))
+		if err != nil {
+			continue // gone since the check: nothing of it to keep
+		}
+		if ok, _ := ap.stillAs(rel, st); !ok {
+			if ap.putBackNew(rel, inMoved(dst, d, rel)) {
+				ap.leave(rel, "saved while the rollback ran")
+				continue
+			}
+		}
+		ap.backups[rel] = &backup{file: inMoved(dst, d, rel), st: ap.before[rel].st}
+	}
+	ap.strangers(md)
+	if touching != nil {
+		touching("moved", d)
+	}
+	return files, nil
+}
+
+// sameInode reports whether a and b are the same file (device and inode).
+func sameInode(a, b os.FileInfo) bool {
+	ad, ai, _, _ := plumbing.StatIdentity(a)
+	bd, bi, _, _ := plumbing.StatIdentity(b)
+	return ad == bd && ai == bi
+}
+
+// inMoved is where the file at rel, below the directory d the rollback
+// moved to dst, is now.
+func inMoved(dst, d, rel string) string {
+	return filepath.Join(dst, filepath.FromSlash(strings.TrimPrefix(rel, d+"/")))
+}
+
+// wholeDir walks the directory d (at abs) and returns its files, when
+// each is a planned deletion still as the baseline saw it, there are want
+// of them (every planned deletion below d), and every directory below d
+// has one of them below it; ok is false otherwise, and at the first
+// entry that is not so.
+func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, ok bool) {
+	planned = map[string]bool{}
+	holds := map[string]bool{} // a directory below d with a planned file below it
+	var dirs []string
+	ok = true
+	_ = filepath.WalkDir(abs, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			ok = false
+			return filepath.SkipAll
+		}
+		sub, _ := filepath.Rel(abs, p)
+		rel := d
+		if sub != "." {
+			rel = d + "/" + filepath.ToSlash(sub)
+		}
+		if e.IsDir() {
+			dirs = append(dirs, rel)
+			return nil
+		}
+		if !ap.w.deletes[rel] || ap.before[rel] == nil {
+			ok = false
+			return filepath.SkipAll
+		}
+		st, err := e.Info()
+		if err != nil {
+			ok = false
+			return filepath.SkipAll
+		}
+		if good, _ := ap.stillAs(rel, st); !good {
+			ok = false
+			return filepath.SkipAll
+		}
+		planned[rel] = true
+		for q := path.Dir(rel); !holds[q]; q = path.Dir(q) {
+			holds[q] = true
+			if q == d {
+				break
+			}
+		}
+		return nil
+	})
+	if !ok || len(planned) != want {
+		return nil, false
+	}
+	for _, q := range dirs {
+		if !holds[q] {
+			return nil, false
+		}
+	}
+	return planned, true
+}
+
+// strangers puts back in the tree what is in the moved directory md that
+// the plan did not name (a person's file, made in it between the checks
+// and its rename, or in it since by a program whose working directory
+// it is), each at its path, and leaves it (changed_during_rollback);
+// what cannot go back (its path is taken, a parent is not a directory of
+// the tree) is kept for the rescue (ap.foreign). It returns whether the
+// directory holds nothing but the plan's files now.
+func (ap *applier) strangers(md movedDir) bool {
+	clean := true
+	_ = filepath.WalkDir(md.file, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if p == md.file && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			clean = false
+			return nil
+		}
+		if e.IsDir() {
+			return nil
+		}
+		sub, _ := filepath.Rel(md.file, p)
+		rel := md.rel + "/" + filepath.ToSlash(sub)
+		if md.planned[rel] {
+			return nil
+		}
+		if ap.putBackNew(rel, p) {
+			ap.leave(rel, "created while the rollback ran, in a directory it deleted; put back")
+			return nil
+		}
+		clean = false
+		// Only a file or symlink can be stored; anything else keeps the
+		// backup directory (dropDir never removes it).
+		if t := e.Type(); (t.IsRegular() || t&fs.ModeSymlink != 0) && !ap.foreignSeen[p] {
+			if ap.foreignSeen == nil {
+				ap.foreignSeen = map[string]bool{}
+			}
+			ap.foreignSeen[p] = true
+			ap.foreign = append(ap.foreign, checkpoint.Moved{Path: rel, File: p})
+		}
+		return nil
+	})
+	return clean
+}
+
+// putBackNew moves the file or symlink at file, which the rollback moved
+// out of the tree, back to rel, only where nothing is (a link, then the
+// backup's name removed), making its missing parents (never through a
+// symlink); false when it could not.
+func (ap *applier) putBackNew(rel, file string) bool {
+	st, err := os.Lstat(file)
+	if err != nil || !(st.Mode().IsRegular() || st.Mode()&fs.ModeSymlink != 0) {
+		return false
+	}
+	if ap.w.mkParents(rel) != nil || ap.w.parentsNow(rel) != "" {
+		return false
+	}
+	abs := filepath.Join(ap.w.root, filepath.FromSlash(rel))
+	if err := os.Link(file, abs); err != nil {
+		return false
+	}
+	os.Remove(file)
+	return true
+}
+
+// dropMovedDirs removes the directories the rollback moved whole from the
+// backup, by name: each planned file, then each directory, deepest first.
+// What is in one that the plan did not name (it appeared after the
+// rescue's look) goes back to the tree (strangers); what cannot keeps
+// the backup directory. It returns whether every one is gone.
+func (ap *applier) dropMovedDirs() bool {
+	all := true
+	for _, md := range ap.movedDirs {
+		for try := 0; ; try++ {
+			if ap.dropDir(md) {
+				break
+			}
+			if try == 2 || !ap.strangers(md) {
+				all = false
+				break
+			}
+		}
+	}
+	return all
+}
+
+// dropDir is one try of dropMovedDirs for md: false when something the
+// plan did not name is in it.
+func (ap *applier) dropDir(md movedDir) bool {
+	var dirs []string
+	clean := true
+	_ = filepath.WalkDir(md.file, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if !(p == md.file && errors.Is(err, fs.ErrNotExist)) {
+				clean = false
+			}
+			return nil
+		}
+		if e.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		sub, _ := filepath.Rel(md.file, p)
+		if !md.planned[md.rel+"/"+filepath.ToSlash(sub)] {
+			clean = false
+			return nil
+		}
+		if err := syscall.Unlink(p); err != nil && !errors.Is(err, syscall.ENOENT) {
+			clean = false
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syscall.Rmdir(dirs[i]); err != nil && !errors.Is(err, syscall.ENOENT) {
+			clean = false
+		}
+	}
+	return clean
+}
