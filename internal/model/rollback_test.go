@@ -66,12 +66,31 @@ func (s *seq) classesOf(c *cpModel, S treeMap, paths map[string]bool, treeOf fun
 	var ws []window
 	var prev *point
 	broken := false
+	// failedEnd: the turn whose turn_end failed, when only such failures
+	// broke the window since the last point; that turn's turn_end which
+	// then succeeds is its retry and ends the turn's window
+	// (git-venom-plan(1) FAILED CAPTURES). Any other failure or a pruned
+	// checkpoint leaves the gap.
+	failedEnd := ""
 	for i := c.cap; i < len(s.caps); i++ {
 		e := s.caps[i]
-		if e.kind == "failed" || s.cps[e.id].pruned {
+		if e.kind == "failed" {
+			if e.reason == checkpoint.ReasonTurnEnd && e.turn != "" && (!broken || failedEnd == e.turn) {
+				failedEnd = e.turn
+			} else {
+				failedEnd = ""
+			}
 			broken = true
 			continue
 		}
+		if s.cps[e.id].pruned {
+			broken, failedEnd = true, ""
+			continue
+		}
+		if broken && failedEnd != "" && e.reason == checkpoint.ReasonTurnEnd && e.turn == failedEnd {
+			broken = false
+		}
+		failedEnd = ""
 		p := point{idx: i, tree: treeOf(e), reason: e.reason, turn: e.turn, clock: e.clock}
 		if prev != nil {
 			w := window{from: *prev, to: p, kind: "gap"}
