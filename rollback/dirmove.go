@@ -186,11 +186,17 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 	if bad := w.parentsNow(d); bad != "" {
 		return nil, nil
 	}
+	if touching != nil {
+		touching("dirrename", d)
+	}
 	if err := os.Rename(abs, dst); err != nil {
 		if errors.Is(err, syscall.EXDEV) {
 			ap.noDirMoves = true // the backup is on another device: copies, file by file
 		}
 		return nil, nil
+	}
+	if touching != nil {
+		touching("dirmoved", d)
 	}
 	ap.touched = true
 	// Nothing is at d now, nor below it, for the rest of the pass.
@@ -202,11 +208,10 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 	w.dirs[d] = dirSeen{atNothing, nil}
 	moved, err := os.Lstat(dst)
 	if err != nil || !moved.IsDir() || !sameInode(moved, top) {
-		// Not the directory checked (swapped meanwhile): it goes back.
-		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && w.parentsNow(d) == "" {
-			os.Rename(dst, abs)
-		}
 		delete(w.dirs, d)
+		if err == nil {
+			ap.movedAmiss(d, abs, dst, moved)
+		}
 		return nil, nil
 	}
 	md := movedDir{rel: d, file: dst, planned: planned}
@@ -231,6 +236,37 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 		touching("moved", d)
 	}
 	return files, nil
+}
+
+// movedAmiss deals with what the rename of d moved to dst when it was not
+// the directory checked (d, or a parent of it, was swapped between the
+// checks and the rename: a person's new directory, or one outside the
+// tree reached through a symlink). It goes back to d when nothing took
+// its place and d's parents are the tree's; else nothing of it is ever
+// removed: a directory is kept as one moved whole whose every file is a
+// stranger's (strangers puts each back at its path, or keeps it for the
+// rescue, which stores it under refs/venom/rescued/), and a file or
+// symbolic link goes back or is kept for the rescue the same way. The
+// plan's deletions below d then go one by one.
+func (ap *applier) movedAmiss(d, abs, dst string, moved os.FileInfo) {
+	ap.touched = true
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && ap.w.parentsNow(d) == "" {
+		if os.Rename(dst, abs) == nil {
+			return
+		}
+	}
+	switch {
+	case moved.IsDir():
+		md := movedDir{rel: d, file: dst, planned: map[string]bool{}}
+		ap.movedDirs = append(ap.movedDirs, md)
+		ap.strangers(md)
+	case ap.putBackNew(d, dst):
+		ap.leave(d, "created while the rollback ran, in a directory it deleted; put back")
+	case moved.Mode().IsRegular() || moved.Mode()&fs.ModeSymlink != 0:
+		ap.foreign = append(ap.foreign, checkpoint.Moved{Path: d, File: dst})
+	default:
+		ap.keep = true // nothing git can store: the backup directory stays
+	}
 }
 
 // sameInode reports whether a and b are the same file (device and inode).
