@@ -20,8 +20,8 @@ import (
 
 // Deleting a whole directory (issue 16: 50,000 deletions cost a rename
 // into the backup and an unlink each, 5x `rm -rf`): when every entry
-// below a directory is a file or symlink the plan deletes, still as the
-// baseline saw it, and the directory holds nothing else (no untracked,
+// below a directory is a file or symlink the plan deletes, of the type
+// the baseline saw, and the directory holds nothing else (no untracked,
 // ignored or nested-repository content, no directory without a planned
 // file below it), the directory is moved into the backup in one rename
 // instead of each file (moveDir). What a rename of each file promises
@@ -31,12 +31,13 @@ import (
 //     directory) and the directory itself (Moved.Dir) before the rename:
 //     a rollback killed after it leaves what the next command needs to
 //     find a save among them, and anything a person put there (rescueIn).
-//   - The directory's content is read again right after the rename: a
-//     file the plan does not name (a person's save into the directory
-//     between the check and the rename) and a planned file no longer as
-//     the baseline saw it are put back in the tree at their paths, and
-//     left (changed_during_rollback), as a per-file move leaves a file
-//     saved before its move.
+//   - The directory's content is read again right after the rename, each
+//     file's lstat against the baseline: a file the plan does not name (a
+//     person's save into the directory between the check and the rename)
+//     and a planned file no longer as the baseline saw it (saved since)
+//     are put back in the tree at their paths, and left
+//     (changed_during_rollback), as a per-file move leaves a file saved
+//     before its move.
 //   - The rescue reads the moved directories once more, and the backup
 //     is removed by name (dropMovedDirs): something that appears in a
 //     moved directory later (a program whose working directory it was)
@@ -283,10 +284,10 @@ func inMoved(dst, d, rel string) string {
 }
 
 // wholeDir walks the directory d (at abs) and returns its files, when
-// each is a planned deletion still as the baseline saw it, there are want
+// each is a planned deletion of the type the baseline saw, there are want
 // of them (every planned deletion below d), and every directory below d
 // has one of them below it; ok is false otherwise, and at the first
-// entry that is not so.
+// entry that is not so. One readdir a directory, no lstat.
 func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, ok bool) {
 	planned = map[string]bool{}
 	holds := map[string]bool{} // a directory below d with a planned file below it
@@ -306,16 +307,11 @@ func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, o
 			dirs = append(dirs, rel)
 			return nil
 		}
-		if !ap.w.deletes[rel] || ap.before[rel] == nil {
-			ok = false
-			return filepath.SkipAll
-		}
-		st, err := e.Info()
-		if err != nil {
-			ok = false
-			return filepath.SkipAll
-		}
-		if good, _ := ap.stillAs(rel, st); !good {
+		// The names and types alone: each file's lstat against the
+		// baseline comes after the rename (moveDir), which a save made
+		// since the baseline, before or after this look, cannot escape.
+		b := ap.before[rel]
+		if !ap.w.deletes[rel] || b == nil || !b.present || b.changed != "" || e.Type() != b.st.mode {
 			ok = false
 			return filepath.SkipAll
 		}
