@@ -30,7 +30,8 @@ import (
 //     (baseline): its lstat, and, when its last change is too near S's
 //     capture for the capture to be sure to have read it as it is, its
 //     bytes against S's blob.
-//   - The writes go to git in batches of writeBatch paths. Just before a
+//   - The writes go to git in batches of writeBatch paths (growing, while
+//     git writes under the stage: nextBatch). Just before a
 //     batch, each of its paths is checked again: parents, what is in the
 //     way, and its lstat against the baseline. A path that changed since
 //     S is left as it is, in left with reason changed_during_rollback.
@@ -49,13 +50,32 @@ import (
 //     (dirmove.go).
 //   - A git child killed with venom (a parent-death signal on Linux) or
 //     left running (macOS) holds one batch at most, whose paths are
-//     already cleared: it can write only where nothing is.
+//     already cleared: it can write only where nothing is (under the
+//     stage: checkout).
 
 // writeBatch is how many paths one checkout-index is given: what a git
 // child can still write after venom died where no parent-death signal
 // kills it, and how long a path stays cleared before git writes it. A
-// batch costs two git starts (the private index, the checkout).
+// batch costs two git starts (the private index, the checkout). It is
+// the first batch's size, and every batch's where git writes in the
+// tree itself (direct); while git writes under the stage, where a git
+// left alive writes nothing into the tree, each batch is twice the one
+// before, up to maxStagedBatch (nextBatch): 50,000 files written back
+// took 391 batches of 128 (issue 16: 9.5 s of CPU in checkout-index
+// alone, where one checkout-index of the 50,000 costs 2.7 s), and now 29.
 const writeBatch = 128
+
+// maxStagedBatch is the largest batch git writes under the stage.
+const maxStagedBatch = 2048
+
+// nextBatch is the size of the batch after one of n paths (see
+// writeBatch).
+func (ap *applier) nextBatch(n int) int {
+	if ap.direct {
+		return writeBatch
+	}
+	return min(2*n, maxStagedBatch)
+}
 
 // stamp is what any change to a path changes: its type, size, times,
 // device and inode.
@@ -645,11 +665,11 @@ func (ap *applier) run(ctx context.Context) error {
 	if len(p.writes) > 0 {
 		r.Report("restore.write", 0, len(p.writes))
 	}
-	for start := 0; start < len(p.writes); start += writeBatch {
+	for start, size := 0, writeBatch; start < len(p.writes); start, size = start+size, ap.nextBatch(size) {
 		if err := ctx.Err(); err != nil {
 			return err // interrupted: move nothing more away
 		}
-		end := min(start+writeBatch, len(p.writes))
+		end := min(start+size, len(p.writes))
 		if err := ap.writeOneBatch(ctx, p.writes[start:end], recorded); err != nil {
 			return err
 		}
