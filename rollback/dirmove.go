@@ -407,17 +407,52 @@ func (ap *applier) putBackNew(rel, file string) bool {
 func (ap *applier) dropMovedDirs() bool {
 	all := true
 	for _, md := range ap.movedDirs {
-		for try := 0; ; try++ {
-			if ap.dropDir(md) {
-				break
-			}
-			if try == 2 || !ap.strangers(md) {
-				all = false
-				break
-			}
+		if !ap.dropMovedDir(md) {
+			all = false
 		}
 	}
 	return all
+}
+
+// settleMovedDirs is the end of the directories moved whole, before the
+// result is made (rescue): each is removed from the backup
+// (dropMovedDirs). One that cannot be emptied holds what a program whose
+// working directory it is keeps making there, or what cannot go back to
+// the tree file by file (neither a file nor a symlink): it goes back to
+// its path, whole, where nothing took its place (and the program's next
+// files land in the tree), else it stays in the backup directory, which
+// is kept; either way its path is left, saying so (issue 16's F3: such
+// a directory was kept in the git dir silently).
+func (ap *applier) settleMovedDirs() {
+	if ap.keep {
+		return // a save could not be stored: the result names its file here
+	}
+	for _, md := range ap.movedDirs {
+		if ap.dropMovedDir(md) {
+			continue
+		}
+		abs := filepath.Join(ap.w.root, filepath.FromSlash(md.rel))
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && ap.w.mkParents(md.rel) == nil && ap.w.parentsNow(md.rel) == "" {
+			if os.Rename(md.file, abs) == nil {
+				ap.leave(md.rel, "something was made in it while the rollback deleted it (a program whose working directory it is?); put back with it")
+				continue
+			}
+		}
+		ap.keep = true
+		ap.leave(md.rel, "something was made in it while the rollback deleted it (a program whose working directory it is?); kept in "+md.file)
+	}
+}
+
+// dropMovedDir is dropMovedDirs for one: whether md is gone.
+func (ap *applier) dropMovedDir(md movedDir) bool {
+	for try := 0; ; try++ {
+		if ap.dropDir(md) {
+			return true
+		}
+		if try == 2 || !ap.strangers(md) {
+			return false
+		}
+	}
 }
 
 // dropDir is one try of dropMovedDirs for md: false when something the

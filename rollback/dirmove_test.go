@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
@@ -331,4 +332,63 @@ func TestKilledAfterADirMoveKeepsWhatAPersonPutInIt(t *testing.T) {
 		t.Errorf("%s:gen/b/late.txt is %q (%v)", ref, got, ok)
 	}
 	noBackups(t, f)
+}
+
+// TestMovedDirThatCannotBeEmptiedIsReported (F3 of break-dirmove): what
+// a program whose working directory is gen/ makes there after the move
+// may be nothing a commit holds (here a FIFO), or keep coming; the
+// directory then cannot be emptied. It goes back to gen/, whole, where
+// nothing took its place; where something did (a file of it put back
+// first), it stays in the kept backup directory. Either way gen/ is left,
+// saying so, and exact is false: it used to stay in the git dir, the
+// result exact with nothing left.
+func TestMovedDirThatCannotBeEmptiedIsReported(t *testing.T) {
+	for _, withFile := range []bool{false, true} {
+		t.Run(fmt.Sprintf("file=%v", withFile), func(t *testing.T) {
+			f := newFixture(t, false)
+			r := f.r
+			genTree(t, f)
+			hook(t, func(op, rel string) {
+				if op != "moved" || rel != "gen" {
+					return
+				}
+				moved := movedGen(t, f)
+				if err := syscall.Mkfifo(filepath.Join(moved, "a", "pipe"), 0o644); err != nil {
+					t.Errorf("mkfifo: %v", err)
+				}
+				if withFile {
+					if err := os.WriteFile(filepath.Join(moved, "late.txt"), []byte("made in the moved folder\n"), 0o644); err != nil {
+						t.Errorf("writing into the moved folder: %v", err)
+					}
+				}
+			})
+			res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+			var detail string
+			for _, l := range res.Repos[0].Left {
+				if l.Path == "gen" {
+					detail = l.Detail
+				}
+			}
+			if res.Exact == nil || *res.Exact {
+				t.Errorf("exact is not false (left %v)", leftPaths(res))
+			}
+			if !withFile {
+				if st, err := os.Lstat(r.Path("gen/a/pipe")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+					t.Errorf("gen/a/pipe is not back in the tree: %v", err)
+				}
+				if !strings.Contains(detail, "put back") {
+					t.Errorf("gen is not left as put back: %q (left %v)", detail, leftPaths(res))
+				}
+				noBackups(t, f)
+				return
+			}
+			if got := r.Read("gen/late.txt"); got != "made in the moved folder\n" {
+				t.Errorf("gen/late.txt is %q", got)
+			}
+			kept, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*", "*", "a", "pipe"))
+			if len(kept) != 1 || !strings.Contains(detail, "kept in ") || !strings.Contains(detail, filepath.Dir(filepath.Dir(kept[0]))) {
+				t.Errorf("gen is not left naming the kept directory: %q, pipe at %v", detail, kept)
+			}
+		})
+	}
 }

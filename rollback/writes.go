@@ -988,11 +988,14 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 // into the file the rollback moved away, by a program that held it open,
 // or just before the move) is kept under refs/venom/rescued/
 // (checkpoint.KeepSaves). What cannot be stored keeps the backup
-// directory, and is named by its file.
+// directory, and is named by its file. Then the directories moved whole
+// are removed from the backup, or go back (settleMovedDirs).
 func (ap *applier) rescue(ctx context.Context) {
 	if len(ap.backups) == 0 && len(ap.movedDirs) == 0 {
 		return
 	}
+	// Last, the directories moved whole go, or go back, and say so.
+	defer ap.settleMovedDirs()
 	p := ap.plan
 	ap.heldCopies()
 	var moved []checkpoint.Moved
