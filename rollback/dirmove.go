@@ -270,6 +270,13 @@ func (ap *applier) movedAmiss(d, abs, dst string, moved os.FileInfo) {
 	}
 }
 
+// dirDev is the device of a directory wholeDir looks at (a variable for
+// the tests, which cannot mount a file system).
+var dirDev = func(fi os.FileInfo) uint64 {
+	dev, _, _, _ := plumbing.StatIdentity(fi)
+	return dev
+}
+
 // sameInode reports whether a and b are the same file (device and inode).
 func sameInode(a, b os.FileInfo) bool {
 	ad, ai, _, _ := plumbing.StatIdentity(a)
@@ -286,13 +293,15 @@ func inMoved(dst, d, rel string) string {
 // wholeDir walks the directory d (at abs) and returns its files, when
 // each is a planned deletion of the type the baseline saw, there are want
 // of them (every planned deletion below d), and every directory below d
-// has one of them below it; ok is false otherwise, and at the first
-// entry that is not so. One readdir a directory, no lstat.
+// has one of them below it, on d's file system; ok is false otherwise,
+// and at the first entry that is not so. One readdir a directory, and
+// one lstat a directory (its device), none a file.
 func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, ok bool) {
 	planned = map[string]bool{}
 	holds := map[string]bool{} // a directory below d with a planned file below it
 	var dirs []string
 	ok = true
+	var topDev uint64
 	_ = filepath.WalkDir(abs, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			ok = false
@@ -304,6 +313,20 @@ func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, o
 			rel = d + "/" + filepath.ToSlash(sub)
 		}
 		if e.IsDir() {
+			// A directory on another file system (a mount point: a
+			// person's tmpfs or bind mount below d) would go into the
+			// git dir with the rename; its files go one by one.
+			fi, err := e.Info()
+			if err != nil {
+				ok = false
+				return filepath.SkipAll
+			}
+			if dev := dirDev(fi); sub == "." {
+				topDev = dev
+			} else if dev != topDev {
+				ok = false
+				return filepath.SkipAll
+			}
 			dirs = append(dirs, rel)
 			return nil
 		}

@@ -151,3 +151,54 @@ func TestDirMoveSwappedDirComesBackFileByFile(t *testing.T) {
 		t.Errorf("left %v does not name gen/precious.txt", leftPaths(res))
 	}
 }
+
+// A mount point below a directory the rollback would move whole (a
+// person's tmpfs or bind mount: another device) stops the move, so that
+// the mount never goes into the git dir with the rename; the files go one
+// by one, and the mount point stays where it is. The device is faked:
+// the tests cannot mount.
+func TestDirMoveNotAcrossAMountPoint(t *testing.T) {
+	defer rollback.SetDirMoveMin(rollback.SetDirMoveMin(1))
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("base.txt", "b\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	for i := 0; i < 8; i++ {
+		r.Write(fmt.Sprintf("gen/f%d.txt", i), fmt.Sprintf("generated %d\n", i))
+		r.Write(fmt.Sprintf("gen/mnt/m%d.txt", i), fmt.Sprintf("on the mount %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	old := rollback.SetDirDev(func(fi os.FileInfo) uint64 {
+		if fi.Name() == "mnt" {
+			return 1<<40 + 7
+		}
+		return 1
+	})
+	defer rollback.SetDirDev(old)
+	var moved []string
+	hook(t, func(op, rel string) {
+		if op == "dirmoved" {
+			moved = append(moved, rel)
+		}
+	})
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range moved {
+		if d == "gen" {
+			t.Errorf("gen was moved whole with the mount point below it (moved whole: %v)", moved)
+		}
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact is false (left %v)", leftPaths(res))
+	}
+	for i := 0; i < 8; i++ {
+		for _, p := range []string{fmt.Sprintf("gen/f%d.txt", i), fmt.Sprintf("gen/mnt/m%d.txt", i)} {
+			if _, err := os.Lstat(r.Path(p)); err == nil {
+				t.Errorf("%s is still there", p)
+			}
+		}
+	}
+}

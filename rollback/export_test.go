@@ -1,5 +1,7 @@
 package rollback
 
+import "os"
+
 // SetLookedAt sets the function dirAt calls each time it looks at a
 // parent directory on disk (nil: none), for the tests that count the
 // rollback's own lstats.
@@ -16,3 +18,12 @@ func SetTouching(f func(op, rel string)) { touching = f }
 // the rollback try to move it whole (dirMoveMin), and returns the old
 // value.
 func SetDirMoveMin(n int) int { old := dirMoveMin; dirMoveMin = n; return old }
+
+// SetDirDev sets how wholeDir reads a directory's device (dirDev), and
+// returns the old function, for the tests of a mount point below a
+// directory the rollback would move whole.
+func SetDirDev(f func(fi os.FileInfo) uint64) func(fi os.FileInfo) uint64 {
+	old := dirDev
+	dirDev = f
+	return old
+}
