@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/venom-org/git-venom/internal/failpoint"
 	"github.com/venom-org/git-venom/journal"
@@ -425,13 +427,42 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 			}
 			rescued = append(rescued, out...)
 		}
-		if stored && whole {
-			os.RemoveAll(dir)
-		} else {
+		failpoint.Hit("rescue.interrupted-stored")
+		if !stored || !whole || !removeNamed(dir, moved, saves) {
 			keptDirs = append(keptDirs, dir)
 		}
 	}
 	return rescued, keptDirs
+}
+
+// removeNamed removes the backup directory dir by name: each file the
+// manifest (moved) or the rescue (saves) names, the manifest, then each
+// directory, deepest first, once empty; never a file nothing names. A
+// file made in a directory the rollback moved whole after the rescue
+// listed it (by a program whose working directory it still is) keeps
+// dir, which is then kept, and false is returned: it is nowhere else.
+func removeNamed(dir string, moved, saves []Moved) bool {
+	in := dir + string(filepath.Separator)
+	for _, list := range [][]Moved{moved, saves} {
+		for _, m := range list {
+			if !m.Dir && strings.HasPrefix(m.File, in) {
+				_ = syscall.Unlink(m.File)
+			}
+		}
+	}
+	_ = syscall.Unlink(filepath.Join(dir, ManifestFile))
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = syscall.Rmdir(dirs[i])
+	}
+	_, err := os.Lstat(dir)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // foreignIn returns what is in the directories of moved that a rollback

@@ -202,3 +202,45 @@ func TestDirMoveNotAcrossAMountPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked (F7 of
+// break-dirmove): after a kill, gen/ in the backup, a program whose
+// working directory gen/ was keeps making files there. The next command
+// keeps what it found under refs/venom/rescued/, then removes the
+// backup; a file made after it looked is named by nothing, and is kept
+// with the backup directory (it used to be removed with the whole
+// directory: 159-527 files lost a run).
+func TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	genTree(t, f)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.deleted")
+	if !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	moved := movedGen(t, f)
+	if err := os.WriteFile(filepath.Join(moved, "b", "early.txt"), []byte("before the rescue looked\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	late := filepath.Join(moved, "b", "late.txt")
+	next := runBin(t, r.Dir, "git-venom-plan", []string{
+		"GIT_VENOM_TEST_FAILPOINT=rescue.interrupted-stored:exec",
+		"GIT_VENOM_TEST_FAILPOINT_EXEC=echo 'after the rescue looked' >'" + late + "'",
+	}, args...)
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
+		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
+	}
+	ref, _ := ended[0]["rescued"].(string)
+	if got, ok := r.Show(ref, "gen/b/early.txt"); !ok || got != "before the rescue looked\n" {
+		t.Errorf("%s:gen/b/early.txt is %q (%v)", ref, got, ok)
+	}
+	if got, err := os.ReadFile(late); err != nil || string(got) != "after the rescue looked\n" {
+		t.Errorf("the file made after the rescue looked: %q, %v; want it kept where it was made", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(moved, "a", "f00.txt")); err == nil {
+		t.Errorf("a planned file of the backup was kept: its content is in the safety checkpoint")
+	}
+}
