@@ -33,21 +33,43 @@ func inRescued(r *gittest.Repo, path, content string) bool {
 	return false
 }
 
+// turnMaking is a fixture with base committed, k1, then a turn that made
+// files (each holding made(path)), and k2, with the whole-directory move
+// tried for every directory (SetDirMoveMin 1) until the test ends.
+func turnMaking(t *testing.T, base string, files ...string) *fixture {
+	t.Helper()
+	old := rollback.SetDirMoveMin(1)
+	t.Cleanup(func() { rollback.SetDirMoveMin(old) })
+	f := newFixture(t, false)
+	f.r.Write(base, "tracked, stays\n")
+	f.r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	for _, p := range files {
+		f.r.Write(p, made(p))
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	return f
+}
+
+// made is what turnMaking's turn wrote at path.
+func made(path string) string { return "made " + path + "\n" }
+
+// numbered is n paths, format with 0..n-1.
+func numbered(format string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i)
+	}
+	return out
+}
+
 // A parent swapped for a symbolic link to a directory outside the tree,
 // after the parents' last look and before the rename: the rename moves
 // the outside directory into the backup. Its files are never lost: each
 // is kept under refs/venom/rescued/ (nothing goes back through a link).
 func TestDirMoveParentSwappedForALinkBeforeTheRename(t *testing.T) {
-	defer rollback.SetDirMoveMin(rollback.SetDirMoveMin(1))
-	f := newFixture(t, false)
+	f := turnMaking(t, "top/keep.txt", numbered("top/gen/f%d.txt", 8)...)
 	r := f.r
-	r.Write("top/keep.txt", "tracked, stays\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart)
-	for i := 0; i < 8; i++ {
-		r.Write(fmt.Sprintf("top/gen/f%d.txt", i), fmt.Sprintf("generated %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd)
 	outside := filepath.Join(t.TempDir(), "away")
 	if err := os.MkdirAll(filepath.Join(outside, "gen"), 0o755); err != nil {
 		t.Fatal(err)
@@ -90,16 +112,8 @@ func TestDirMoveParentSwappedForALinkBeforeTheRename(t *testing.T) {
 // rename moved cannot go back whole, so its file goes back alone, beside
 // the program's, and is left.
 func TestDirMoveSwappedDirComesBackFileByFile(t *testing.T) {
-	defer rollback.SetDirMoveMin(rollback.SetDirMoveMin(1))
-	f := newFixture(t, false)
+	f := turnMaking(t, "base.txt", numbered("gen/f%d.txt", 8)...)
 	r := f.r
-	r.Write("base.txt", "b\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart)
-	for i := 0; i < 8; i++ {
-		r.Write(fmt.Sprintf("gen/f%d.txt", i), fmt.Sprintf("generated %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd)
 	const precious = "a person's precious bytes\n"
 	var seen []string
 	hook(t, func(op, rel string) {
@@ -139,7 +153,7 @@ func TestDirMoveSwappedDirComesBackFileByFile(t *testing.T) {
 		t.Errorf("gen/tool.txt: %q, %v; want the tool's file as it made it", got, err)
 	}
 	for i := 0; i < 8; i++ {
-		if got, err := os.ReadFile(r.Path(fmt.Sprintf("gen.old/f%d.txt", i))); err != nil || string(got) != fmt.Sprintf("generated %d\n", i) {
+		if got, err := os.ReadFile(r.Path(fmt.Sprintf("gen.old/f%d.txt", i))); err != nil || string(got) != made(fmt.Sprintf("gen/f%d.txt", i)) {
 			t.Errorf("gen.old/f%d.txt: %q, %v; the person's move of gen is theirs to keep", i, got, err)
 		}
 	}
@@ -158,17 +172,8 @@ func TestDirMoveSwappedDirComesBackFileByFile(t *testing.T) {
 // by one, and the mount point stays where it is. The device is faked:
 // the tests cannot mount.
 func TestDirMoveNotAcrossAMountPoint(t *testing.T) {
-	defer rollback.SetDirMoveMin(rollback.SetDirMoveMin(1))
-	f := newFixture(t, false)
+	f := turnMaking(t, "base.txt", append(numbered("gen/f%d.txt", 8), numbered("gen/mnt/m%d.txt", 8)...)...)
 	r := f.r
-	r.Write("base.txt", "b\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart)
-	for i := 0; i < 8; i++ {
-		r.Write(fmt.Sprintf("gen/f%d.txt", i), fmt.Sprintf("generated %d\n", i))
-		r.Write(fmt.Sprintf("gen/mnt/m%d.txt", i), fmt.Sprintf("on the mount %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd)
 	old := rollback.SetDirDev(func(fi os.FileInfo) uint64 {
 		if fi.Name() == "mnt" {
 			return 1<<40 + 7
@@ -211,15 +216,8 @@ func TestDirMoveNotAcrossAMountPoint(t *testing.T) {
 // with the backup directory (it used to be removed with the whole
 // directory: 159-527 files lost a run).
 func TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked(t *testing.T) {
-	f := newFixture(t, false)
+	f, args := killedAfterDirMove(t)
 	r := f.r
-	genTree(t, f)
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.deleted")
-	if !real.killed {
-		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
-	}
 	moved := movedGen(t, f)
 	if err := os.WriteFile(filepath.Join(moved, "b", "early.txt"), []byte("before the rescue looked\n"), 0o644); err != nil {
 		t.Fatal(err)

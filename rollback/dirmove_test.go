@@ -299,6 +299,22 @@ func TestDirSwappedForASymlinkBeforeItsMove(t *testing.T) {
 	}
 }
 
+// killedAfterDirMove is genTree's tree, its rollback to k1 killed
+// (SIGKILL) once its deletions are done, gen/ in its backup; and the
+// rollback's arguments, for the next command.
+func killedAfterDirMove(t *testing.T) (*fixture, []string) {
+	t.Helper()
+	f := newFixture(t, false)
+	genTree(t, f)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, f.r, args)
+	real := realCall(t, f.r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.deleted")
+	if !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	return f, args
+}
+
 // TestKilledAfterADirMoveKeepsWhatAPersonPutInIt: the rollback is killed
 // (SIGKILL) once its deletions are done, gen/ in its backup, and a
 // program whose working directory gen/ was makes a file there. The next
@@ -307,15 +323,8 @@ func TestDirSwappedForASymlinkBeforeItsMove(t *testing.T) {
 // of the plan in it: what it does not name is a person's) before it
 // removes the backup.
 func TestKilledAfterADirMoveKeepsWhatAPersonPutInIt(t *testing.T) {
-	f := newFixture(t, false)
+	f, args := killedAfterDirMove(t)
 	r := f.r
-	genTree(t, f)
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.deleted")
-	if !real.killed {
-		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
-	}
 	if err := os.WriteFile(filepath.Join(movedGen(t, f), "b", "late.txt"), []byte("made in the moved folder\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
