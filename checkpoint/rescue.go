@@ -69,6 +69,35 @@ type Moved struct {
 	Dir bool `json:"dir,omitempty"`
 }
 
+// MarshalJSON writes m as a manifest line. A path is any bytes but NUL,
+// and JSON strings hold only UTF-8, so a Path or File that is not valid
+// UTF-8 is also carried byte for byte, in base64, in path_bytes or
+// file_bytes (docs/json.md's convention): a file below a directory moved
+// whole is named by its real name in the backup, and a mangled one would
+// name nothing, so that every file of it looked like a person's.
+func (m Moved) MarshalJSON() ([]byte, error) {
+	type plain Moved
+	b, err := plumbing.MarshalPathBytes(plain(m), m.Path)
+	if err != nil {
+		return nil, err
+	}
+	return plumbing.AddPathBytes(b, "file_bytes", m.File)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *Moved) UnmarshalJSON(b []byte) error {
+	type plain Moved
+	var v plain
+	if err := plumbing.UnmarshalPathBytes(b, &v, func(v *plain) *string { return &v.Path }); err != nil {
+		return err
+	}
+	if err := plumbing.PathBytesOf(b, "file_bytes", &v.File); err != nil {
+		return err
+	}
+	*m = Moved(v)
+	return nil
+}
+
 // Rescued is one member of a rollback's repos[].rescued (the toolkit's
 // addition, issue 13 item 2): bytes a person saved into a path while the
 // rollback ran, into the file it had moved away. They are kept as Blob,

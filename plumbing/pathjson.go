@@ -1,6 +1,7 @@
 package plumbing
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -31,10 +32,45 @@ import (
 // this (pass a method-less copy of it), or the call recurses.
 func MarshalPathBytes(v any, path string) ([]byte, error) {
 	b, err := json.Marshal(v)
-	if err != nil || utf8.ValidString(path) {
-		return b, err
+	if err != nil {
+		return nil, err
 	}
-	return addMember(b, "path_bytes", []byte(path))
+	return AddPathBytes(b, "path_bytes", path)
+}
+
+// AddPathBytes adds to obj, an encoded JSON object, the member key with
+// path's bytes in base64 at its end when path is not valid UTF-8, and
+// returns obj as it is otherwise: the path_bytes convention for a member
+// other than "path" (a backup manifest's file_bytes, say). PathBytesOf
+// reads it back.
+func AddPathBytes(obj []byte, key, path string) ([]byte, error) {
+	if utf8.ValidString(path) {
+		return obj, nil
+	}
+	return addMember(obj, key, []byte(path))
+}
+
+// PathBytesOf sets *path to the bytes of the member key of b, an encoded
+// JSON object, when b has that member (AddPathBytes wrote it), and leaves
+// it alone otherwise or on an error.
+func PathBytesOf(b []byte, key string, path *string) error {
+	if !bytes.Contains(b, []byte(`"`+key+`"`)) {
+		return nil // the common case, at the cost of a search
+	}
+	var x map[string]json.RawMessage
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	raw, ok := x[key]
+	if !ok {
+		return nil
+	}
+	var v []byte
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	*path = string(v)
+	return nil
 }
 
 // UnmarshalPathBytes reads what MarshalPathBytes writes (RFC 4.2, 11.1):
@@ -47,14 +83,8 @@ func UnmarshalPathBytes[T any](b []byte, dst *T, path func(*T) *string) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	var x struct {
-		PathBytes []byte `json:"path_bytes"`
-	}
-	if err := json.Unmarshal(b, &x); err != nil {
+	if err := PathBytesOf(b, "path_bytes", path(&v)); err != nil {
 		return err
-	}
-	if x.PathBytes != nil {
-		*path(&v) = string(x.PathBytes)
 	}
 	*dst = v
 	return nil

@@ -52,3 +52,25 @@ func TestPathJSON(t *testing.T) {
 		t.Errorf("slice round trip: %+v %v from %s", out, err, b)
 	}
 }
+
+// TestAddPathBytes: a member other than "path" follows the same
+// convention: nothing is added for a UTF-8 path, and a path that is not
+// UTF-8 comes back byte for byte from the member added.
+func TestAddPathBytes(t *testing.T) {
+	t.Parallel()
+	obj := []byte(`{"file":"x"}`)
+	if b, err := plumbing.AddPathBytes(obj, "file_bytes", "dir/é.txt"); err != nil || string(b) != string(obj) {
+		t.Errorf("a UTF-8 path: %s, %v; want %s as it was", b, err, obj)
+	}
+	b, err := plumbing.AddPathBytes(obj, "file_bytes", "d\xfe/\xff.txt")
+	if err != nil || string(b) != `{"file":"x","file_bytes":"ZP4v/y50eHQ="}` {
+		t.Fatalf("a path that is not UTF-8: %s, %v", b, err)
+	}
+	got := "unchanged"
+	if err := plumbing.PathBytesOf(obj, "file_bytes", &got); err != nil || got != "unchanged" {
+		t.Errorf("no member: %q, %v; want it left alone", got, err)
+	}
+	if err := plumbing.PathBytesOf(b, "file_bytes", &got); err != nil || got != "d\xfe/\xff.txt" {
+		t.Errorf("read back: %q, %v", got, err)
+	}
+}

@@ -401,3 +401,78 @@ func TestMovedDirThatCannotBeEmptiedIsReported(t *testing.T) {
 		})
 	}
 }
+
+// TestKilledDirMoveOfNamesNotUTF8RescuesOnlyTheSaves (F5 of
+// break-dirmove): the files of a directory moved whole are named in the
+// manifest by their real names in the backup, and a name that is not
+// UTF-8 (here every name below gen/, a directory's too) must come back
+// from it byte for byte. Killed with gen/ in the backup, a person appends
+// to one file there and makes one; the next command keeps just those two
+// under refs/venom/rescued/ and removes the backup. JSON strings hold
+// only UTF-8, and the old manifest line turned each such name into one
+// with U+FFFD that named nothing: all 41 files were kept as saves.
+func TestKilledDirMoveOfNamesNotUTF8RescuesOnlyTheSaves(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("base.txt", "base\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 40; i++ {
+		r.Write(fmt.Sprintf("gen/d\xfe%d/\xff-%02d.txt", i/20, i), fmt.Sprintf("generated %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.deleted")
+	if !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	m, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*", "*", "d\xfe0", "\xff-00.txt"))
+	if len(m) != 1 {
+		t.Fatalf("gen/ is not in the backup whole: %v", m)
+	}
+	moved := filepath.Dir(filepath.Dir(m[0]))
+	saved := filepath.Join(moved, "d\xfe1", "\xff-25.txt")
+	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("appended by a person\n")
+	fh.Close()
+	if err := os.WriteFile(filepath.Join(moved, "d\xfe0", "new\xfe.txt"), []byte("made by a person\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
+		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
+	}
+	ref, _ := ended[0]["rescued"].(string)
+	if ref == "" {
+		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
+	}
+	safety, rescued := r.Tree(ref+"^"), r.Tree(ref)
+	var kept []string
+	for p, e := range rescued {
+		if safety[p] != e {
+			kept = append(kept, p)
+		}
+	}
+	sort.Strings(kept)
+	want := []string{"gen/d\xfe0/new\xfe.txt", "gen/d\xfe1/\xff-25.txt"}
+	if strings.Join(kept, "|") != strings.Join(want, "|") {
+		t.Errorf("%s keeps %d path(s) as saves: %q; want %q", ref, len(kept), kept, want)
+	}
+	if got, _ := r.Show(ref, want[1]); got != "generated 25\nappended by a person\n" {
+		t.Errorf("%s:%q is %q", ref, want[1], got)
+	}
+	// What is named as saved: the commit's message and the warning (the
+	// tree alone cannot tell, an untouched file being S's blob again).
+	if msg := r.Line("log", "-1", "--format=%s", ref); !strings.HasPrefix(msg, "venom: 2 save(s) ") {
+		t.Errorf("the rescued commit says %q, want 2 saves", msg)
+	}
+	if n := strings.Count(next.stderr, "git show '"+ref+":"); n != 2 {
+		t.Errorf("the warning names %d saves, want 2:\n%s", n, next.stderr)
+	}
+	noBackups(t, f)
+}
