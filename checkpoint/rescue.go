@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -465,11 +466,14 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 }
 
 // removeNamed removes the backup directory dir by name: each file the
-// manifest (moved) or the rescue (saves) names, the manifest, then each
-// directory, deepest first, once empty; never a file nothing names. A
-// file made in a directory the rollback moved whole after the rescue
-// listed it (by a program whose working directory it still is) keeps
-// dir, which is then kept, and false is returned: it is nowhere else.
+// manifest (moved) or the rescue (saves) names, then each directory below
+// dir, deepest first, once empty, then the manifest and dir when nothing
+// else is left; never a file nothing names. A file made in a directory
+// the rollback moved whole after the rescue listed it (by a program whose
+// working directory it still is) keeps dir, which is then kept, manifest
+// and all, and false is returned: it is nowhere else, and a backup
+// directory without its manifest is the scratch directory's to remove
+// once it is an hour old (plumbing.Repo.CleanTmp).
 func removeNamed(dir string, moved, saves []Moved) bool {
 	in := dir + string(filepath.Separator)
 	for _, list := range [][]Moved{moved, saves} {
@@ -479,10 +483,9 @@ func removeNamed(dir string, moved, saves []Moved) bool {
 			}
 		}
 	}
-	_ = syscall.Unlink(filepath.Join(dir, ManifestFile))
 	var dirs []string
 	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && e.IsDir() {
+		if err == nil && e.IsDir() && p != dir {
 			dirs = append(dirs, p)
 		}
 		return nil
@@ -490,8 +493,24 @@ func removeNamed(dir string, moved, saves []Moved) bool {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		_ = syscall.Rmdir(dirs[i])
 	}
-	_, err := os.Lstat(dir)
-	return errors.Is(err, fs.ErrNotExist)
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 1 || ents[0].Name() != ManifestFile {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	manifest := filepath.Join(dir, ManifestFile)
+	_ = syscall.Unlink(manifest)
+	if err := syscall.Rmdir(dir); err == nil || errors.Is(err, syscall.ENOENT) {
+		return true
+	}
+	// Something came into it between the look and the rmdir: the
+	// manifest goes back, so that the directory stays.
+	var buf bytes.Buffer
+	for _, m := range moved {
+		if line, err := json.Marshal(m); err == nil {
+			buf.Write(append(line, '\n'))
+		}
+	}
+	_ = os.WriteFile(manifest, buf.Bytes(), 0o600)
+	return false
 }
 
 // foreignIn returns what is in the directories of moved that a rollback

@@ -241,4 +241,14 @@ func TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(moved, "a", "f00.txt")); err == nil {
 		t.Errorf("a planned file of the backup was kept: its content is in the safety checkpoint")
 	}
+	// The kept backup keeps its manifest, so that the scratch directory's
+	// sweep of every capture (plumbing CleanTmp: what is an hour old)
+	// passes it over: without it, the late file went an hour later.
+	later := runBin(t, r.Dir, "git-venom-checkpoint", []string{"GIT_VENOM_TEST_TMP_AGE=0s"}, "--agent", f.agent, "--json")
+	if later.exit != 0 {
+		t.Fatalf("a capture after the rescue: exit %d\n%s%s", later.exit, later.stdout, later.stderr)
+	}
+	if got, err := os.ReadFile(late); err != nil || string(got) != "after the rescue looked\n" {
+		t.Errorf("the file made after the rescue looked, after a capture swept the scratch directory: %q, %v", got, err)
+	}
 }
