@@ -139,6 +139,8 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 		add("checkpoints.rollbacks", "ok", "", "no interrupted rollback")
 	}
 
+	out = append(out, t.backupsCheck(ctx, st))
+
 	if held := t.heldLocks(); len(held) > 0 {
 		add("checkpoints.locks", "ok", "", "held now (by running commands; the kernel frees them when a process dies): %s", strings.Join(held, ", "))
 	} else {
@@ -369,4 +371,31 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 		fixes = append(fixes, "git venom-checkpoint prune --all")
 	}
 	return msg, level, strings.Join(fixes, "; "), nil
+}
+
+// backupsCheck is checkpoints.backups: the backup directories rollbacks
+// that ended left (LeftBackups). One that holds only what its safety
+// checkpoint holds (a rollback killed as it ended) is ok: the next plan or
+// rollback removes it. One that holds anything else is a warning: it may
+// be the only copy of a person's bytes.
+func (t *Tree) backupsCheck(ctx context.Context, st *journal.State) Check {
+	var kept, gone []string
+	for _, lb := range t.LeftBackups(ctx, st) {
+		what := fmt.Sprintf("%s (the rollback of %s whose safety checkpoint is %s)", lb.Dir, lb.Agent, lb.Safety)
+		if lb.Removable {
+			gone = append(gone, what)
+		} else {
+			kept = append(kept, lb.Dir)
+		}
+	}
+	switch {
+	case len(kept) > 0:
+		return Check{ID: "checkpoints.backups", Level: "warn",
+			Message: fmt.Sprintf("a rollback left what no checkpoint holds in: %s", strings.Join(kept, ", ")),
+			Fix:     "look at the files there (a save made into a file the rollback had moved away, or a file made in a directory it moved whole), copy back what you need, then remove the directory with rm -rf"}
+	case len(gone) > 0:
+		return Check{ID: "checkpoints.backups", Level: "ok",
+			Message: fmt.Sprintf("left by a rollback killed as it ended, holding only what its safety checkpoint holds; the next plan or rollback removes it: %s", strings.Join(gone, ", "))}
+	}
+	return Check{ID: "checkpoints.backups", Level: "ok", Message: "no rollback left a backup directory"}
 }

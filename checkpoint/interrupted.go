@@ -27,8 +27,11 @@ type Closed struct {
 // tree is looked at first, and a person's save found there is kept under
 // refs/venom/rescued/, named in the record (rescueInterrupted). It returns
 // the rollbacks it closed, so the caller can name their safety
-// checkpoints and the saves. st is updated.
+// checkpoints and the saves. st is updated. First, what rollbacks that
+// ended left in their backup directories, killed before they removed
+// them, goes where nothing else is in it (DropEndedBackups).
 func (t *Tree) CloseInterrupted(ctx context.Context, st *journal.State) ([]Closed, error) {
+	t.DropEndedBackups(ctx, st)
 	var open []journal.RollbackStarted
 	for _, a := range st.Agents {
 		if a.OpenRollback != nil && a.OpenRollback.Path == t.Path() {

@@ -359,7 +359,7 @@ func (t *Tree) backupDirs(agent, safety string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), BackupPrefix(agent, safety)) {
+		if prefix, ok := backupPrefixOf(e); ok && prefix == BackupPrefix(agent, safety) {
 			out = append(out, filepath.Join(d, e.Name()))
 		}
 	}

@@ -270,6 +270,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			"the rollback was applied, but its end could not be logged; the next command records it as interrupted").
 			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
 	}
+	failpoint.Hit("rollback.ended") // a kill here leaves the backups to the next command (checkpoint.DropEndedBackups)
 	res.DryRun = false
 	return &res, nil
 }

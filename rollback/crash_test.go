@@ -325,10 +325,21 @@ func crashAt(t *testing.T, name string, guarded bool, scenario func(*testing.T, 
 		return
 	}
 
-	// Killed after rollback.started: the next command closes it.
+	// Killed after rollback.started: the next command closes it. Killed
+	// after rollback.ended (ok), the rollback is done; it had not removed
+	// its backups, and the next command does, as they hold nothing the
+	// safety checkpoint does not (F6 of break-dirmove: they stayed for
+	// good).
 	safety, _ := started[0]["safety"].(string)
 	if safety == "" {
 		t.Fatalf("rollback.started has no safety: %v", started[0])
+	}
+	endedOK := false
+	if ended := records(t, r, "rollback.ended"); len(ended) == 1 && ended[0]["ok"] == true {
+		endedOK = true
+		if len(backupDirs(r, subs)) == 0 {
+			t.Errorf("killed at %s: no backup directory was left to test the next command with", name)
+		}
 	}
 	undoArgs := []string{"--agent", f.agent, safety, "--restore", "files", "--json"}
 	if guarded {
@@ -337,11 +348,18 @@ func crashAt(t *testing.T, name string, guarded bool, scenario func(*testing.T, 
 		undoArgs = append(undoArgs, "--outside", "overwrite")
 	}
 	next := runBin(t, r.Dir, "git-venom-plan", nil, undoArgs...)
-	if !strings.Contains(next.stderr, "failed.rollback_interrupted") || !strings.Contains(next.stderr, safety) {
-		t.Errorf("plan after a kill at %s does not report the interrupted rollback naming %s:\n%s", name, safety, next.stderr)
-	}
 	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" || ended[0]["ok"] != false || ended[0]["safety"] != safety {
+	switch {
+	case endedOK:
+		if strings.Contains(next.stderr, "interrupted") || len(ended) != 1 || ended[0]["ok"] != true {
+			t.Errorf("plan after a kill at %s, once the rollback ended: %v\n%s", name, ended, next.stderr)
+		}
+		if left := backupDirs(r, subs); len(left) != 0 {
+			t.Errorf("backup directories left after the next command: %v", left)
+		}
+	case !strings.Contains(next.stderr, "failed.rollback_interrupted") || !strings.Contains(next.stderr, safety):
+		t.Errorf("plan after a kill at %s does not report the interrupted rollback naming %s:\n%s", name, safety, next.stderr)
+	case len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" || ended[0]["ok"] != false || ended[0]["safety"] != safety:
 		t.Errorf("rollback.ended records after the next command: %v", ended)
 	}
 	// Nothing was resumed: the files, HEAD and the index are as the kill
@@ -482,4 +500,15 @@ func TestCaptureFailpoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// backupDirs lists the rollback backup directories in the scratch
+// directories of r and of subs.
+func backupDirs(r *gittest.Repo, subs []*gittest.Repo) []string {
+	var out []string
+	for _, q := range append([]*gittest.Repo{r}, subs...) {
+		m, _ := filepath.Glob(filepath.Join(q.GitDir, "venom", "tmp", "backup-*"))
+		out = append(out, m...)
+	}
+	return out
 }

@@ -1,0 +1,191 @@
+package checkpoint
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
+)
+
+// Backup directories that outlive their rollback (F6 of break-dirmove).
+// A rollback removes its backup directories after it has logged
+// rollback.ended, so one killed in between leaves them; no command closes
+// a rollback that ended, and the scratch directory's sweep passes over a
+// backup directory with a manifest (plumbing.Repo.CleanTmp), so they
+// stayed for good. The next plan or rollback in the tree removes such a
+// directory by name when all it holds is what the rollback moved there,
+// unchanged, and the safety checkpoint is whole (DropEndedBackups). One
+// that holds anything else is kept as it is: a save made into it after
+// the rollback compared its backups, a file a program made in a directory
+// it moved whole, a save it could not store and named by its file. git
+// venom-doctor names what is kept (checkpoints.backups).
+
+// LeftBackup is a backup directory a rollback that ended left: Dir
+// (absolute), the rollback's Agent and Safety checkpoint, and Removable:
+// all it holds is what the rollback moved there, unchanged (no save
+// among it, SavesAmong, nothing it does not name, foreignIn), and the
+// safety checkpoint, which holds all of that, is whole (SafetyWhole).
+type LeftBackup struct {
+	Dir, Agent, Safety string
+	Removable          bool
+	repo               *plumbing.Repo
+	saved              *journal.Saved // the safety checkpoint, nil when the log no longer has it
+	moved              []Moved
+}
+
+// LeftBackups lists, sorted by Dir, the backup directories of rollbacks
+// that ended (st's rollback.ended records, an open rollback's are
+// CloseInterrupted's) in this worktree's scratch directory, and in that
+// of each submodule the last rollback of each agent here covered. It
+// writes nothing. Its cost when there is none: one readdir of the top's
+// scratch directory, and, when the last rollback covered submodules, one
+// git child and one readdir for each; each directory found is then judged
+// (Removable), which hashes what may have changed.
+func (t *Tree) LeftBackups(ctx context.Context, st *journal.State) []LeftBackup {
+	left := t.leftBackups(ctx, st)
+	for i := range left {
+		left[i].judge(ctx, t)
+	}
+	return left
+}
+
+// leftBackups is LeftBackups without the judging.
+func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup {
+	type owner struct {
+		agent, safety string
+		saved         *journal.Saved
+	}
+	owners := map[string]owner{} // by BackupPrefix
+	var subs []journal.RepoState
+	for _, a := range st.Agents {
+		var last *journal.RollbackEnded
+		for i := range a.Ended {
+			e := &a.Ended[i]
+			if e.Path != t.Path() || (a.OpenRollback != nil && a.OpenRollback.Safety == e.Safety) {
+				continue
+			}
+			owners[BackupPrefix(a.ID, e.Safety)] = owner{a.ID, e.Safety, a.Checkpoint(e.Safety)}
+			last = e
+		}
+		if last != nil {
+			if s := a.Checkpoint(last.Safety); s != nil {
+				for _, rs := range s.Rec.Repos {
+					if rs.Repo != TopRepo && rs.Repo != "" {
+						subs = append(subs, rs)
+					}
+				}
+			}
+		}
+	}
+	if len(owners) == 0 {
+		return nil
+	}
+	repos := []*plumbing.Repo{t.Repo}
+	for _, rs := range subs {
+		if r, err := t.RepoAt(ctx, rs); err == nil && r != t.Repo {
+			repos = append(repos, r)
+		}
+	}
+	var out []LeftBackup
+	seen := map[string]bool{}
+	for _, r := range repos {
+		d := filepath.Join(r.GitDir, "venom", "tmp")
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			prefix, ok := backupPrefixOf(e)
+			if !ok {
+				continue
+			}
+			o, ok := owners[prefix]
+			if !ok {
+				continue
+			}
+			dir := filepath.Join(d, e.Name())
+			if _, err := os.Lstat(filepath.Join(dir, ManifestFile)); err != nil {
+				continue // the sweep's (CleanTmp)
+			}
+			out = append(out, LeftBackup{Dir: dir, Agent: o.agent, Safety: o.safety, repo: r, saved: o.saved})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// judge reads lb's manifest and sets Removable: no save among what it
+// names, nothing in it that it does not name, and its repository's part
+// of the safety checkpoint whole. t is the tree it was found in.
+func (lb *LeftBackup) judge(ctx context.Context, t *Tree) {
+	lb.moved = readManifest(lb.Dir)
+	lb.Removable = false
+	if lb.saved == nil || len(lb.moved) == 0 {
+		return
+	}
+	var rs *journal.RepoState
+	for i := range lb.saved.Rec.Repos {
+		if q := &lb.saved.Rec.Repos[i]; q.Path == lb.repo.WorkTree || (lb.repo == t.Repo && (q.Repo == TopRepo || q.Repo == "")) {
+			rs = q
+		}
+	}
+	if rs == nil {
+		return
+	}
+	sub := &Tree{Repo: lb.repo, Log: t.Log, Config: t.Config}
+	if len(sub.SavesAmong(ctx, lb.moved)) > 0 || len(foreignIn(lb.moved)) > 0 {
+		return
+	}
+	_, missing, err := sub.SafetyWhole(ctx, *rs, "", nil)
+	lb.Removable = err == nil && len(missing) == 0
+}
+
+// DropEndedBackups removes each backup directory LeftBackups finds
+// removable, by name (removeNamed: never a file the manifest does not
+// name), under the tree's rollback lock; when a rollback runs now, it does
+// nothing. It returns the directories it kept: a person's to look at.
+func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) (kept []string) {
+	left := t.leftBackups(ctx, st)
+	if len(left) == 0 {
+		return nil
+	}
+	lk, err := journal.TryLock(t.Log.LockPath(RollbackLock(t.Path())), true)
+	if err != nil {
+		return nil // a rollback is running: its directories may be among them
+	}
+	defer lk.Unlock()
+	for _, lb := range left {
+		lb.judge(ctx, t) // under the lock
+		if !lb.Removable || !removeNamed(lb.Dir, lb.moved, nil) {
+			kept = append(kept, lb.Dir)
+		}
+	}
+	return kept
+}
+
+// backupPrefixOf is the BackupPrefix a backup directory's name starts
+// with: the name without the digits os.MkdirTemp put at its end (an agent
+// id may hold "-", so the prefix of another agent's rollback cannot
+// simply be matched at the name's start).
+func backupPrefixOf(e os.DirEntry) (string, bool) {
+	name := e.Name()
+	if !e.IsDir() || !strings.HasPrefix(name, "backup-") {
+		return "", false
+	}
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == len(name) || i == 0 || name[i-1] != '-' {
+		return "", false
+	}
+	return name[:i], true
+}
