@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -197,7 +198,16 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 	}
 	var files []string
 	entries := map[string]*plumbing.Entry{}
-	for _, m := range saves {
+	// A symlink's target is stored from a file of its own, in a directory
+	// of its own: one beside the link, in the backup, could be a person's
+	// file, and would keep the backup directory (removeNamed).
+	targets := ""
+	defer func() {
+		if targets != "" {
+			os.RemoveAll(targets)
+		}
+	}()
+	for i, m := range saves {
 		st, err := os.Lstat(m.File)
 		if err != nil {
 			return byFile()
@@ -207,7 +217,16 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 			if err != nil {
 				return byFile()
 			}
-			tf := m.File + ".target"
+			if targets == "" {
+				d, err := r.TmpDir()
+				if err != nil {
+					return byFile()
+				}
+				if targets, err = os.MkdirTemp(d, "targets-"); err != nil {
+					return byFile()
+				}
+			}
+			tf := filepath.Join(targets, strconv.Itoa(i))
 			if err := os.WriteFile(tf, []byte(target), 0o600); err != nil {
 				return byFile()
 			}

@@ -476,3 +476,30 @@ func TestKilledDirMoveOfNamesNotUTF8RescuesOnlyTheSaves(t *testing.T) {
 	}
 	noBackups(t, f)
 }
+
+// TestKilledAfterADirMoveKeepsASymlinkMadeInIt: as
+// TestKilledAfterADirMoveKeepsWhatAPersonPutInIt, with a symbolic link
+// made in the moved directory. It is kept under refs/venom/rescued/ as a
+// link, and the backup goes: its target is stored from a file outside the
+// backup (one written beside the link kept the backup directory, without
+// its manifest once removeNamed had run).
+func TestKilledAfterADirMoveKeepsASymlinkMadeInIt(t *testing.T) {
+	f, args := killedAfterDirMove(t)
+	r := f.r
+	if err := os.Symlink("../a/f00.txt", filepath.Join(movedGen(t, f), "b", "link")); err != nil {
+		t.Fatal(err)
+	}
+	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
+		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
+	}
+	ref, _ := ended[0]["rescued"].(string)
+	if e := r.Tree(ref)["gen/b/link"]; e.Mode != "120000" || e.OID != r.HashBlob("../a/f00.txt") {
+		t.Errorf("%s:gen/b/link is %+v, want the link to ../a/f00.txt", ref, e)
+	}
+	noBackups(t, f)
+	if m, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "targets-*")); len(m) != 0 {
+		t.Errorf("the links' targets are left: %v", m)
+	}
+}
