@@ -223,15 +223,10 @@ func TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := filepath.Join(moved, "b", "late.txt")
-	next := runBin(t, r.Dir, "git-venom-plan", []string{
+	_, ref := nextRescues(t, r, []string{
 		"GIT_VENOM_TEST_FAILPOINT=rescue.interrupted-stored:exec",
 		"GIT_VENOM_TEST_FAILPOINT_EXEC=echo 'after the rescue looked' >'" + late + "'",
 	}, args...)
-	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
-		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
-	}
-	ref, _ := ended[0]["rescued"].(string)
 	if got, ok := r.Show(ref, "gen/b/early.txt"); !ok || got != "before the rescue looked\n" {
 		t.Errorf("%s:gen/b/early.txt is %q (%v)", ref, got, ok)
 	}

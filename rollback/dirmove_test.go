@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -67,6 +68,24 @@ func noBackups(t *testing.T, f *fixture) {
 	if left, _ := filepath.Glob(filepath.Join(f.r.GitDir, "venom", "tmp", "backup-*")); len(left) != 0 {
 		t.Errorf("backup directories left: %v", left)
 	}
+}
+
+// nextRescues runs the command after a killed rollback (a plan with
+// args, in r, env added), which must close it as interrupted, once, and
+// name a rescued ref in rollback.ended; it returns the command and the
+// ref.
+func nextRescues(t *testing.T, r *gittest.Repo, env []string, args ...string) (procResult, string) {
+	t.Helper()
+	next := runBin(t, r.Dir, "git-venom-plan", env, args...)
+	ended := records(t, r, "rollback.ended")
+	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
+		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
+	}
+	ref, _ := ended[0]["rescued"].(string)
+	if ref == "" {
+		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
+	}
+	return next, ref
 }
 
 // movedGen is where the rollback moved gen/ (the directory of the backup
@@ -328,15 +347,7 @@ func TestKilledAfterADirMoveKeepsWhatAPersonPutInIt(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(movedGen(t, f), "b", "late.txt"), []byte("made in the moved folder\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
-	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
-		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
-	}
-	ref, _ := ended[0]["rescued"].(string)
-	if ref == "" {
-		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
-	}
+	_, ref := nextRescues(t, r, nil, args...)
 	if got, ok := r.Show(ref, "gen/b/late.txt"); !ok || got != "made in the moved folder\n" {
 		t.Errorf("%s:gen/b/late.txt is %q (%v)", ref, got, ok)
 	}
@@ -442,15 +453,7 @@ func TestKilledDirMoveOfNamesNotUTF8RescuesOnlyTheSaves(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(moved, "d\xfe0", "new\xfe.txt"), []byte("made by a person\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
-	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
-		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
-	}
-	ref, _ := ended[0]["rescued"].(string)
-	if ref == "" {
-		t.Fatalf("rollback.ended names no rescued ref: %v\n%s", ended, next.stderr)
-	}
+	next, ref := nextRescues(t, r, nil, args...)
 	safety, rescued := r.Tree(ref+"^"), r.Tree(ref)
 	var kept []string
 	for p, e := range rescued {
@@ -489,12 +492,7 @@ func TestKilledAfterADirMoveKeepsASymlinkMadeInIt(t *testing.T) {
 	if err := os.Symlink("../a/f00.txt", filepath.Join(movedGen(t, f), "b", "link")); err != nil {
 		t.Fatal(err)
 	}
-	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
-	ended := records(t, r, "rollback.ended")
-	if len(ended) != 1 || ended[0]["code"] != "failed.rollback_interrupted" {
-		t.Fatalf("rollback.ended after the kill: %v\n%s", ended, next.stderr)
-	}
-	ref, _ := ended[0]["rescued"].(string)
+	_, ref := nextRescues(t, r, nil, args...)
 	if e := r.Tree(ref)["gen/b/link"]; e.Mode != "120000" || e.OID != r.HashBlob("../a/f00.txt") {
 		t.Errorf("%s:gen/b/link is %+v, want the link to ../a/f00.txt", ref, e)
 	}
