@@ -9,6 +9,7 @@ import (
 
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
 )
 
 // Backup directories that outlive their rollback (F6 of break-dirmove).
@@ -18,7 +19,8 @@ import (
 // backup directory with a manifest (plumbing.Repo.CleanTmp), so they
 // stayed for good. The next plan or rollback in the tree removes such a
 // directory by name when all it holds is what the rollback moved there,
-// unchanged, and the safety checkpoint is whole (DropEndedBackups). One
+// unchanged, and the safety checkpoint is whole and not pruned
+// (DropEndedBackups). One
 // that holds anything else is kept as it is: a save made into it after
 // the rollback compared its backups, a file a program made in a directory
 // it moved whole, a save it could not store and named by its file. git
@@ -26,15 +28,16 @@ import (
 
 // LeftBackup is a backup directory a rollback that ended left: Dir
 // (absolute), the rollback's Agent and Safety checkpoint, and Removable:
-// all it holds is what the rollback moved there, unchanged (no save
-// among it, SavesAmong, nothing it does not name, foreignIn), and the
-// safety checkpoint, which holds all of that, is whole (SafetyWhole).
+// all it holds is what the rollback moved there, unchanged (judge), and
+// the safety checkpoint, which holds all of that, is whole and not
+// pruned.
 type LeftBackup struct {
 	Dir, Agent, Safety string
 	Removable          bool
 	repo               *plumbing.Repo
 	saved              *journal.Saved // the safety checkpoint, nil when the log no longer has it
 	moved              []Moved
+	seen               seen // what each file was when judged
 }
 
 // LeftBackups lists, sorted by Dir, the backup directories of rollbacks
@@ -122,13 +125,21 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 	return out
 }
 
-// judge reads lb's manifest and sets Removable: no save among what it
-// names, nothing in it that it does not name, and its repository's part
-// of the safety checkpoint whole. t is the tree it was found in.
+// judge reads lb's manifest and sets Removable, the cheap questions
+// first, so that a directory kept for a person's bytes costs later
+// commands little: every entry of the directory is named by the manifest
+// (a torn last line leaves a file unnamed); the safety checkpoint is not
+// pruned; no save is among the files (SavesAmong: an lstat each, and
+// hashing what the lstat cannot clear); nothing is in a directory moved
+// whole that the manifest does not name (foreignIn); and the checkpoint's
+// ref still names its commit and its objects are whole (SafetyWhole), so
+// that what is removed stays somewhere. What each file was when judged is
+// kept for removeNamed. t is the tree it was found in.
 func (lb *LeftBackup) judge(ctx context.Context, t *Tree) {
 	lb.moved = readManifest(lb.Dir)
 	lb.Removable = false
-	if lb.saved == nil || len(lb.moved) == 0 {
+	lb.seen = seen{}
+	if lb.saved == nil || lb.saved.Pruned || len(lb.moved) == 0 || !allNamed(lb.Dir, lb.moved) {
 		return
 	}
 	var rs *journal.RepoState
@@ -141,30 +152,52 @@ func (lb *LeftBackup) judge(ctx context.Context, t *Tree) {
 		return
 	}
 	sub := &Tree{Repo: lb.repo, Log: t.Log, Config: t.Config}
-	if len(sub.SavesAmong(ctx, lb.moved)) > 0 || len(foreignIn(lb.moved)) > 0 {
+	if saves, _ := sub.savesAmong(ctx, lb.moved, lb.seen); len(saves) > 0 || len(foreignIn(lb.moved, lb.seen)) > 0 {
 		return
+	}
+	n, err := refs.ParseID(lb.Safety)
+	if err != nil {
+		return
+	}
+	if have, err := lb.repo.RefValue(ctx, refs.Checkpoint(lb.Agent, n)); err != nil || string(have) != rs.Commit {
+		return // the ref was deleted (or moved): gc may take its objects
 	}
 	_, missing, err := sub.SafetyWhole(ctx, *rs, "", nil)
 	lb.Removable = err == nil && len(missing) == 0
 }
 
+// allNamed reports whether every entry of the backup directory dir is its
+// manifest or a file or directory a record of moved names.
+func allNamed(dir string, moved []Moved) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	named := map[string]bool{ManifestFile: true}
+	for _, m := range moved {
+		if filepath.Dir(m.File) == dir {
+			named[filepath.Base(m.File)] = true
+		}
+	}
+	for _, e := range ents {
+		if !named[e.Name()] {
+			return false
+		}
+	}
+	return true
+}
+
 // DropEndedBackups removes each backup directory LeftBackups finds
 // removable, by name (removeNamed: never a file the manifest does not
-// name), under the tree's rollback lock; when a rollback runs now, it does
-// nothing. It returns the directories it kept: a person's to look at.
+// name, nor one changed since it was judged). It takes no lock: no
+// command but such a sweep touches the backup directory of a rollback
+// that ended (that rollback's own cleanup, if it still runs, removes the
+// same names), so a rollback starting meanwhile is not refused. It
+// returns the directories it kept: a person's to look at.
 func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) (kept []string) {
-	left := t.leftBackups(ctx, st)
-	if len(left) == 0 {
-		return nil
-	}
-	lk, err := journal.TryLock(t.Log.LockPath(RollbackLock(t.Path())), true)
-	if err != nil {
-		return nil // a rollback is running: its directories may be among them
-	}
-	defer lk.Unlock()
-	for _, lb := range left {
-		lb.judge(ctx, t) // under the lock
-		if !lb.Removable || !removeNamed(lb.Dir, lb.moved, nil) {
+	for _, lb := range t.leftBackups(ctx, st) {
+		lb.judge(ctx, t)
+		if !lb.Removable || !removeNamed(lb.Dir, lb.moved, nil, lb.seen) {
 			kept = append(kept, lb.Dir)
 		}
 	}

@@ -136,6 +136,38 @@ func ShowRescued(rs Rescued) string {
 // backup that is gone, and one that cannot be read are not saves (the
 // last are kept by the caller's not removing what it cannot judge).
 func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
+	saves, _ := t.savesAmong(ctx, moved, nil)
+	return saves
+}
+
+// seen is what a file was when it was judged (SavesAmong, foreignIn),
+// by its name: removeNamed unlinks a file only while it is still so, so
+// that a save made into it after the judging (a program that holds it
+// open), while the rescue stores what it found, is never unlinked.
+type seen map[string]fileStamp
+
+// fileStamp is what an lstat says of a file that a save into it changes.
+type fileStamp struct {
+	dev, ino    uint64
+	size, mtime int64
+	mode        fs.FileMode
+}
+
+func stampOf(st fs.FileInfo) fileStamp {
+	dev, ino, _, _ := plumbing.StatIdentity(st)
+	return fileStamp{dev, ino, st.Size(), st.ModTime().UnixNano(), st.Mode()}
+}
+
+// unchanged reports whether the file at name is as seen, and was seen.
+func (sn seen) unchanged(name string) bool {
+	was, ok := sn[name]
+	st, err := os.Lstat(name)
+	return ok && err == nil && stampOf(st) == was
+}
+
+// savesAmong is SavesAmong, which records in sn (when not nil) what each
+// file it looked at was when it looked, before its bytes were hashed.
+func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn seen) ([]Moved, seen) {
 	var hash []string
 	byFile := map[string]Moved{}
 	var saves []Moved
@@ -146,6 +178,9 @@ func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
 		st, err := os.Lstat(m.File)
 		if err != nil {
 			continue
+		}
+		if sn != nil {
+			sn[m.File] = stampOf(st)
 		}
 		dev, ino, _, _ := plumbing.StatIdentity(st)
 		same := dev == m.Dev && ino == m.Ino && st.Size() == m.Size && st.ModTime().UnixNano() == m.Mtime
@@ -176,7 +211,7 @@ func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
 		}
 	}
 	sort.Slice(saves, func(i, j int) bool { return saves[i].Path < saves[j].Path })
-	return saves
+	return saves, sn
 }
 
 // KeepSaves stores the files of saves as they are (blobs, no filters), in
@@ -462,7 +497,8 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 	}
 	for _, dir := range dirs {
 		moved := readManifest(dir)
-		saves := append(t.SavesAmong(ctx, moved), foreignIn(moved)...)
+		saves, sn := t.savesAmong(ctx, moved, seen{})
+		saves = append(saves, foreignIn(moved, sn)...)
 		stored := true
 		if len(saves) > 0 {
 			var out []Rescued
@@ -477,7 +513,7 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 			rescued = append(rescued, out...)
 		}
 		failpoint.Hit("rescue.interrupted-stored")
-		if !stored || !whole || !removeNamed(dir, moved, saves) {
+		if !stored || !whole || !removeNamed(dir, moved, saves, sn) {
 			keptDirs = append(keptDirs, dir)
 		}
 	}
@@ -485,19 +521,21 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 }
 
 // removeNamed removes the backup directory dir by name: each file the
-// manifest (moved) or the rescue (saves) names, then each directory below
-// dir, deepest first, once empty, then the manifest and dir when nothing
-// else is left; never a file nothing names. A file made in a directory
-// the rollback moved whole after the rescue listed it (by a program whose
-// working directory it still is) keeps dir, which is then kept, manifest
-// and all, and false is returned: it is nowhere else, and a backup
-// directory without its manifest is the scratch directory's to remove
-// once it is an hour old (plumbing.Repo.CleanTmp).
-func removeNamed(dir string, moved, saves []Moved) bool {
+// manifest (moved) or the rescue (saves) names that is still as it was
+// judged (sn), then each directory below dir, deepest first, once empty,
+// then the manifest and dir when nothing else is left; never a file
+// nothing names, nor one changed since it was judged. A file made in a
+// directory the rollback moved whole after the rescue listed it (by a
+// program whose working directory it still is), or a save made into a
+// file after it was judged, keeps dir, which is then kept, manifest and
+// all, and false is returned: it is nowhere else, and a backup directory
+// without its manifest is the scratch directory's to remove once it is an
+// hour old (plumbing.Repo.CleanTmp).
+func removeNamed(dir string, moved, saves []Moved, sn seen) bool {
 	in := dir + string(filepath.Separator)
 	for _, list := range [][]Moved{moved, saves} {
 		for _, m := range list {
-			if !m.Dir && strings.HasPrefix(m.File, in) {
+			if !m.Dir && strings.HasPrefix(m.File, in) && sn.unchanged(m.File) {
 				_ = syscall.Unlink(m.File)
 			}
 		}
@@ -536,8 +574,9 @@ func removeNamed(dir string, moved, saves []Moved) bool {
 // moved whole (Moved.Dir) and that no member of moved names: a person's
 // file, made in such a directory after the rollback looked (a program
 // whose working directory it was), each as a Moved with its path in the
-// tree and its file, for KeepSaves. Only files and symlinks.
-func foreignIn(moved []Moved) []Moved {
+// tree and its file, for KeepSaves. Only files and symlinks. What each
+// was when found goes in sn, when not nil.
+func foreignIn(moved []Moved, sn seen) []Moved {
 	named := map[string]bool{}
 	for _, m := range moved {
 		named[m.File] = true
@@ -553,6 +592,9 @@ func foreignIn(moved []Moved) []Moved {
 			}
 			if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
 				return nil
+			}
+			if st, err := e.Info(); err == nil && sn != nil {
+				sn[p] = stampOf(st)
 			}
 			sub, _ := filepath.Rel(m.File, p)
 			out = append(out, Moved{Path: m.Path + "/" + filepath.ToSlash(sub), File: p})

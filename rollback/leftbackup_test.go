@@ -3,9 +3,11 @@ package rollback_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
 )
@@ -82,5 +84,178 @@ func TestBackupWithASaveOutlivesItsRollback(t *testing.T) {
 	}
 	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dirs[0]) {
 		t.Errorf("doctor on the backup holding a save: %s %s", level, msg)
+	}
+}
+
+// gitSavingAt is a git wrapper for GIT_VENOM_GIT: the first git child
+// whose arguments hold word appends text to the file $SAVE_INTO before it
+// runs, as a person's program holding that file open would, at that very
+// moment of the command.
+func gitSavingAt(t *testing.T, word, text string) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done")
+	script := "#!/bin/sh\n" +
+		"case \" $* \" in *\" " + word + " \"*) if [ -n \"$SAVE_INTO\" ] && [ ! -e '" + done + "' ]; then : >'" + done + "'; printf '" + text + "' >>\"$SAVE_INTO\"; fi;; esac\n" +
+		"exec '" + real + "' \"$@\"\n"
+	w := filepath.Join(dir, "git")
+	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// backupHolding is the file of the backup directory dir that holds
+// content (S's, moved there), or "".
+func backupHolding(dir, content string) string {
+	var found string
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && e.Name() != checkpoint.ManifestFile && found == "" {
+			if b, _ := os.ReadFile(p); string(b) == content {
+				found = p
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// killedAsItEnded is a rollback of two files to k1 killed once it logged
+// its end (rollback.ended), its backups left: f, the plan's arguments and
+// the one backup directory.
+func killedAsItEnded(t *testing.T, s string) (*fixture, []string, string) {
+	t.Helper()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", s)
+	r.Write("b.txt", s)
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended")
+	if !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("backup directories after the kill: %v", dirs)
+	}
+	return f, args, dirs[0]
+}
+
+// TestSaveWhileTheSweepJudgesIsNeverUnlinked (breaksweep's finding 1): a
+// save into a backup file of a rollback that ended, made after the sweep
+// looked at the file and before it unlinks it (here as the sweep's last
+// git child, the safety checkpoint's object check, starts), stays: a file
+// is unlinked only while it is as it was judged. The save used to be
+// unlinked with the file (3 of 3).
+func TestSaveWhileTheSweepJudgesIsNeverUnlinked(t *testing.T) {
+	f, args, dir := killedAsItEnded(t, "two\n")
+	file := backupHolding(dir, "two\n")
+	if file == "" {
+		t.Fatalf("no backup of S's files in %s", dir)
+	}
+	next := runBin(t, f.r.Dir, "git-venom-plan", []string{"GIT_VENOM_GIT=" + gitSavingAt(t, "cat-file", "saved as the sweep ran\\n"), "SAVE_INTO=" + file}, args...)
+	if next.exit != 0 {
+		t.Fatalf("plan: exit %d\n%s", next.exit, next.stderr)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "two\nsaved as the sweep ran\n" {
+		t.Errorf("the save into %s: %q, %v; want it kept", file, got, err)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dir) {
+		t.Errorf("doctor on the backup holding the save: %s %s", level, msg)
+	}
+}
+
+// TestSaveWhileTheRescueStoresIsNeverUnlinked is the same for the command
+// that closes a killed rollback as interrupted: it stores the saves it
+// found (KeepSaves), then removes the backup by name; a save into another
+// backup file made while it stores them (here as commit-tree runs) stays
+// on disk, with the backup directory.
+func TestSaveWhileTheRescueStoresIsNeverUnlinked(t *testing.T) {
+	t.Parallel()
+	s := newSlowTree(t, 40, false)
+	r := s.f.r
+	held := holdOpen(t, r, s.paths[:2])
+	cmd, _ := s.start(t)
+	saveThrough(t, held)
+	cmd.Process.Kill()
+	cmd.Wait()
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("backup directories after the kill: %v", dirs)
+	}
+	other := ""
+	m, _ := filepath.Glob(filepath.Join(dirs[0], "[0-9]*"))
+	for _, p := range m {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			if b, _ := os.ReadFile(p); !strings.Contains(string(b), "held open and saved") {
+				other = p
+				break
+			}
+		}
+	}
+	if other == "" {
+		t.Fatalf("no backup file without a save in %s", dirs[0])
+	}
+	before, _ := os.ReadFile(other)
+	next, _ := nextRescues(t, r, []string{"GIT_VENOM_GIT=" + gitSavingAt(t, "commit-tree", "saved as the rescue stored\\n"), "SAVE_INTO=" + other}, s.args...)
+	if got, err := os.ReadFile(other); err != nil || string(got) != string(before)+"saved as the rescue stored\n" {
+		t.Errorf("the save into %s: %q, %v; want it kept\n%s", other, got, err, next.stderr)
+	}
+}
+
+// TestBackupOfAPrunedSafetyCheckpointStays (breaksweep's finding 2): once
+// the rollback's safety checkpoint is pruned (clean), its objects may be
+// gc'd, so the backup left by a rollback killed as it ended may hold the
+// only copy of what it moved: the next plan keeps it. It used to remove
+// it, and a gc then took the last copy.
+func TestBackupOfAPrunedSafetyCheckpointStays(t *testing.T) {
+	f, args, dir := killedAsItEnded(t, "only in S and its backup\n")
+	r := f.r
+	r.Git("config", "venom.checkpoints.keepSafety", "1s")
+	time.Sleep(2 * time.Second)
+	if c := runBin(t, r.Dir, "git-venom-checkpoint", nil, "clean", "--agent", f.agent, "--json"); c.exit != 0 {
+		t.Fatalf("clean: exit %d\n%s%s", c.exit, c.stdout, c.stderr)
+	}
+	if _, ok := r.Refs()["refs/venom/checkpoints/"+f.agent+"/3"]; ok {
+		t.Fatalf("clean left the safety checkpoint's ref")
+	}
+	runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	if backupHolding(dir, "only in S and its backup\n") == "" {
+		t.Errorf("the backup of a pruned safety checkpoint was removed")
+	}
+}
+
+// TestBackupWithATornManifestIsNotPromised (breaksweep's finding 3): a
+// backup directory holding a file its manifest does not name (its line
+// torn) is kept, and the doctor warns rather than promise that the next
+// plan removes it.
+func TestBackupWithATornManifestIsNotPromised(t *testing.T) {
+	f, args, dir := killedAsItEnded(t, "two\n")
+	m := filepath.Join(dir, checkpoint.ManifestFile)
+	b, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	torn := strings.Join(lines[:len(lines)-1], "") + lines[len(lines)-1][:20]
+	if err := os.WriteFile(m, []byte(torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dir) {
+		t.Errorf("doctor on a backup with a torn manifest: %s %s", level, msg)
+	}
+	runBin(t, f.r.Dir, "git-venom-plan", nil, args...)
+	if backupHolding(dir, "two\n") == "" {
+		t.Errorf("the backup with a torn manifest lost its files")
 	}
 }
