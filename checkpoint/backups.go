@@ -192,9 +192,14 @@ func allNamed(dir string, moved []Moved) bool {
 // name, nor one changed since it was judged). It takes no lock: no
 // command but such a sweep touches the backup directory of a rollback
 // that ended (that rollback's own cleanup, if it still runs, removes the
-// same names), so a rollback starting meanwhile is not refused. It
+// same names), so a rollback starting meanwhile is not refused. It runs
+// once for t (a command closes interrupted rollbacks more than once), and
 // returns the directories it kept: a person's to look at.
 func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) (kept []string) {
+	if t.swept {
+		return nil
+	}
+	t.swept = true
 	for _, lb := range t.leftBackups(ctx, st) {
 		lb.judge(ctx, t)
 		if !lb.Removable || !removeNamed(lb.Dir, lb.moved, nil, lb.seen) {

@@ -24,6 +24,8 @@ type Tree struct {
 	Config Config
 	// subRepos are the runners of submodules found by RepoAt, by path.
 	subRepos map[string]*plumbing.Repo
+	// swept is set once DropEndedBackups has run: once a command.
+	swept bool
 }
 
 // Path is the tree's canonical path, its identity (RFC 2 "compared by
