@@ -172,7 +172,7 @@ func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn seen) ([]Moved,
 	byFile := map[string]Moved{}
 	var saves []Moved
 	for _, m := range moved {
-		if m.Copied || m.Dir {
+		if m.Dir {
 			continue
 		}
 		st, err := os.Lstat(m.File)
@@ -181,6 +181,9 @@ func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn seen) ([]Moved,
 		}
 		if sn != nil {
 			sn[m.File] = stampOf(st)
+		}
+		if m.Copied {
+			continue // made after the last look: no save can be in it
 		}
 		dev, ino, _, _ := plumbing.StatIdentity(st)
 		same := dev == m.Dev && ino == m.Ino && st.Size() == m.Size && st.ModTime().UnixNano() == m.Mtime
