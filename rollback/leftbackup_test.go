@@ -34,40 +34,15 @@ func doctorCheck(t *testing.T, f *fixture, id string) (level, message string) {
 // nothing; TestFailpoints/rollback.ended checks that one without a save
 // goes.)
 func TestBackupWithASaveOutlivesItsRollback(t *testing.T) {
-	f := newFixture(t, false)
+	f, args, dir := killedAsItEnded(t, "two\n")
 	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Write("b.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	r.Write("a.txt", "two\n")
-	r.Write("b.txt", "two\n")
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended")
-	if !real.killed {
-		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
-	}
-	dirs := backupDirs(r, nil)
-	if len(dirs) != 1 {
-		t.Fatalf("backup directories after the kill: %v", dirs)
-	}
-	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "ok" || !strings.Contains(msg, dirs[0]) || !strings.Contains(msg, "the next plan or rollback removes it") {
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "ok" || !strings.Contains(msg, dir) || !strings.Contains(msg, "the next plan or rollback removes it") {
 		t.Errorf("doctor on the backup the kill left: %s %s", level, msg)
 	}
 	// A save into the backup of a.txt, through the file a program held.
-	var saved string
-	filepath.WalkDir(dirs[0], func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && e.Name() != checkpoint.ManifestFile && saved == "" {
-			if b, _ := os.ReadFile(p); string(b) == "two\n" {
-				saved = p
-			}
-		}
-		return nil
-	})
+	saved := backupHolding(dir, "two\n")
 	if saved == "" {
-		t.Fatalf("no backup of S's files in %s", dirs[0])
+		t.Fatalf("no backup of S's files in %s", dir)
 	}
 	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -82,7 +57,7 @@ func TestBackupWithASaveOutlivesItsRollback(t *testing.T) {
 	if got, err := os.ReadFile(saved); err != nil || string(got) != "two\nsaved through a file held open\n" {
 		t.Errorf("the save in the backup after the next plan: %q, %v", got, err)
 	}
-	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dirs[0]) {
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dir) {
 		t.Errorf("doctor on the backup holding a save: %s %s", level, msg)
 	}
 }
