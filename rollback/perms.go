@@ -114,18 +114,28 @@ func gidOf(st os.FileInfo) (uint32, bool) {
 // plan could lose: of each regular file it deletes or rewrites with another
 // git mode (or type), and of each directory above a deletion (it may be
 // emptied and removed), where they are not what c, git's way of creating
-// them, would give back. Paths that cannot be read are left out: nothing of
+// them, would give back; and of each file it writes that restore (the
+// bits an undo gives back, recordedPerms) names, whatever they are, git's
+// default too: the rollback sets that file's bits, and its own undo must
+// set them back (a 0644 file an undo made 0600 is 0644 again after the
+// undo of that undo). Paths that cannot be read are left out: nothing of
 // theirs can be given back.
-func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
+func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm) []journal.PathPerm {
 	var out []journal.PathPerm
 	seen := map[string]bool{}
+	restored := map[string]bool{}
+	for _, r := range restore {
+		if !r.Dir {
+			restored[r.Path] = true
+		}
+	}
 	add := func(rel string, dir bool) {
 		st, err := w.lstatReal(rel)
 		if err != nil || (dir && !st.IsDir()) || (!dir && !st.Mode().IsRegular()) {
 			return
 		}
 		b := bits(st.Mode(), dir)
-		if b == c.want(b, dir) {
+		if b == c.want(b, dir) && (dir || !restored[rel]) {
 			return
 		}
 		pp := journal.PathPerm{Path: rel, Perm: journal.OctalPerm(b, dir), Dir: dir}
@@ -137,6 +147,10 @@ func (p *plan) permsToRecord(w *worktree, c created) []journal.PathPerm {
 	w.batch(func() {
 		for _, ch := range p.changes() {
 			deleted := ch.DstMode == "000000"
+			if !deleted && restored[ch.Path] {
+				add(ch.Path, false) // its bits are set to the ones restore logged
+				continue
+			}
 			if !deleted && (ch.SrcMode == ch.DstMode || ch.SrcMode == "000000") {
 				continue // the same mode keeps its bits; where nothing is, nothing is lost
 			}

@@ -68,3 +68,37 @@ func boolString(v any) string {
 	}
 	return "file"
 }
+
+// TestUndoOfAnUndoGivesBackTheBitsItChanged (model seed 196006737): an
+// undo gives a file the bits its rollback logged (here a 0600 file the
+// first rollback deleted comes back 0600 over a 0644 one). Its own undo
+// must give that file its 0644 back: the undo logs, in its own
+// rollback.started, the bits of each file it sets to logged bits, git's
+// default ones too. It used to keep the 0600 (a file rewritten with its
+// own git mode keeps its bits), so undoing the undo did not give back the
+// tree as it was.
+func TestUndoOfAnUndoGivesBackTheBitsItChanged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("base.txt", "base\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1: no a.txt
+	write(t, r.Dir, "a.txt", []byte("one\n"), 0o600)
+	f.take(checkpoint.ReasonTurnEnd) // k2: a.txt 0600
+	first := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	write(t, r.Dir, "a.txt", []byte("two\n"), 0o644)
+	f.take(checkpoint.ReasonManual)
+	undo := f.mustRollback(first.Safety, rollback.Options{Restore: "files"})
+	if st, err := os.Lstat(r.Path("a.txt")); err != nil || st.Mode().Perm() != 0o600 || r.Read("a.txt") != "one\n" {
+		t.Fatalf("a.txt after the undo of the first rollback: %v %v %q; want the 0600 one", st, err, r.Read("a.txt"))
+	}
+	f.mustRollback(undo.Safety, rollback.Options{Restore: "files"})
+	st, err := os.Lstat(r.Path("a.txt"))
+	if err != nil || r.Read("a.txt") != "two\n" {
+		t.Fatalf("a.txt after the undo of the undo: %v %q", err, r.Read("a.txt"))
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("a.txt is %04o after the undo of the undo, was 0644 before the undo", st.Mode().Perm())
+	}
+}
