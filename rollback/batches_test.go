@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/venom-org/git-venom/checkpoint"
 )
 
 // TestStagedBatchesGrow (issue 16): git writes a big rollback's files
@@ -24,24 +22,7 @@ func TestStagedBatchesGrow(t *testing.T) {
 		paths = append(paths, p)
 		r.Write(p, fmt.Sprintf("one %d\n", i))
 	}
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	for i, p := range paths {
-		r.Write(p, fmt.Sprintf("two %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	p := runBin(t, r.Dir, "git-venom-rollback", []string{"GIT_VENOM_TRACE=1"}, append(args, "--plan", plan.Plan)...)
-	out := parseOut(t, p)
-	if p.exit != 0 || out.Exact == nil || !*out.Exact {
-		t.Fatalf("rollback: exit %d, not exact:\n%s\n%s", p.exit, p.stdout, p.stderr)
-	}
-	for i, path := range paths {
-		if got, want := r.Read(path), fmt.Sprintf("one %d\n", i); got != want {
-			t.Errorf("%s: %q, want %q", path, got, want)
-		}
-	}
+	p := tracedRollbackOfTwos(t, f, paths)
 	var checkouts int
 	for _, l := range strings.Split(p.stderr, "\n") {
 		if strings.HasPrefix(l, "venom trace: git checkout-index ") {

@@ -27,24 +27,7 @@ func TestRollbackGitChildren(t *testing.T) {
 		paths = append(paths, p)
 		r.Write(p, fmt.Sprintf("one %d\n", i))
 	}
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	for i, p := range paths {
-		r.Write(p, fmt.Sprintf("two %d\n", i))
-	}
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	p := runBin(t, r.Dir, "git-venom-rollback", []string{"GIT_VENOM_TRACE=1"}, append(args, "--plan", plan.Plan)...)
-	out := parseOut(t, p)
-	if p.exit != 0 || out.Exact == nil || !*out.Exact {
-		t.Fatalf("rollback: exit %d, not exact:\n%s\n%s", p.exit, p.stdout, p.stderr)
-	}
-	for i, path := range paths {
-		if got, want := r.Read(path), fmt.Sprintf("one %d\n", i); got != want {
-			t.Errorf("%s: %q, want %q", path, got, want)
-		}
-	}
+	p := tracedRollbackOfTwos(t, f, paths)
 	var refReads, diffs []string
 	for _, l := range strings.Split(p.stderr, "\n") {
 		args, ok := strings.CutPrefix(l, "venom trace: git ")
@@ -155,4 +138,32 @@ echo "$oid" > "$(git rev-parse --git-path venom/pruned-subtree)"
 	if d := before.changes(t, r, true); d != "" {
 		t.Errorf("something was written although the safety checkpoint was not whole:\n%s", d)
 	}
+}
+
+// tracedRollbackOfTwos commits paths (each holding "one <i>", written by
+// the caller), takes k1, makes each "two <i>", takes k2, and rolls back
+// to k1 with GIT_VENOM_TRACE=1, which must be exact and give every path
+// its "one <i>" back; it returns the rollback's process.
+func tracedRollbackOfTwos(t *testing.T, f *fixture, paths []string) procResult {
+	t.Helper()
+	r := f.r
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i, p := range paths {
+		r.Write(p, fmt.Sprintf("two %d\n", i))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	p := runBin(t, r.Dir, "git-venom-rollback", []string{"GIT_VENOM_TRACE=1"}, append(args, "--plan", plan.Plan)...)
+	out := parseOut(t, p)
+	if p.exit != 0 || out.Exact == nil || !*out.Exact {
+		t.Fatalf("rollback: exit %d, not exact:\n%s\n%s", p.exit, p.stdout, p.stderr)
+	}
+	for i, path := range paths {
+		if got, want := r.Read(path), fmt.Sprintf("one %d\n", i); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+	}
+	return p
 }
