@@ -193,20 +193,19 @@ func allNamed(dir string, moved []Moved) bool {
 // command but such a sweep touches the backup directory of a rollback
 // that ended (that rollback's own cleanup, if it still runs, removes the
 // same names), so a rollback starting meanwhile is not refused. It runs
-// once for t (a command closes interrupted rollbacks more than once), and
-// returns the directories it kept: a person's to look at.
-func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) (kept []string) {
+// once for t (a command closes interrupted rollbacks more than once).
+// What it keeps is a person's to look at: the doctor names it
+// (checkpoints.backups).
+func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) {
 	if t.swept {
-		return nil
+		return
 	}
 	t.swept = true
 	for _, lb := range t.leftBackups(ctx, st) {
-		lb.judge(ctx, t)
-		if !lb.Removable || !removeNamed(lb.Dir, lb.moved, nil, lb.seen) {
-			kept = append(kept, lb.Dir)
+		if lb.judge(ctx, t); lb.Removable {
+			removeNamed(lb.Dir, lb.moved, nil, lb.seen)
 		}
 	}
-	return kept
 }
 
 // backupPrefixOf is the BackupPrefix a backup directory's name starts
