@@ -37,7 +37,7 @@ type LeftBackup struct {
 	repo               *plumbing.Repo
 	saved              *journal.Saved // the safety checkpoint, nil when the log no longer has it
 	moved              []Moved
-	seen               seen // what each file was when judged
+	seen               Seen // what each file was when judged
 }
 
 // LeftBackups lists, sorted by Dir, the backup directories of rollbacks
@@ -134,11 +134,11 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 // whole that the manifest does not name (foreignIn); and the checkpoint's
 // ref still names its commit and its objects are whole (SafetyWhole), so
 // that what is removed stays somewhere. What each file was when judged is
-// kept for removeNamed. t is the tree it was found in.
+// kept for RemoveNamed. t is the tree it was found in.
 func (lb *LeftBackup) judge(ctx context.Context, t *Tree) {
 	lb.moved = readManifest(lb.Dir)
 	lb.Removable = false
-	lb.seen = seen{}
+	lb.seen = Seen{}
 	if lb.saved == nil || lb.saved.Pruned || len(lb.moved) == 0 || !allNamed(lb.Dir, lb.moved) {
 		return
 	}
@@ -188,7 +188,7 @@ func allNamed(dir string, moved []Moved) bool {
 }
 
 // DropEndedBackups removes each backup directory LeftBackups finds
-// removable, by name (removeNamed: never a file the manifest does not
+// removable, by name (RemoveNamed: never a file the manifest does not
 // name, nor one changed since it was judged). It takes no lock: no
 // command but such a sweep touches the backup directory of a rollback
 // that ended (that rollback's own cleanup, if it still runs, removes the
@@ -203,7 +203,7 @@ func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) {
 	t.swept = true
 	for _, lb := range t.leftBackups(ctx, st) {
 		if lb.judge(ctx, t); lb.Removable {
-			removeNamed(lb.Dir, lb.moved, nil, lb.seen)
+			RemoveNamed(lb.Dir, lb.moved, nil, lb.seen)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestRemoveNamedTakesCopiesAndKeepsWhatChanged(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte("{}\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		saves, sn := (&Tree{}).savesAmong(context.Background(), moved, seen{})
+		saves, sn := (&Tree{}).savesAmong(context.Background(), moved, Seen{})
 		if len(saves) != 0 {
 			t.Fatalf("copies taken for saves: %v", saves)
 		}
@@ -33,7 +33,7 @@ func TestRemoveNamedTakesCopiesAndKeepsWhatChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		gone := removeNamed(dir, moved, saves, sn)
+		gone := RemoveNamed(dir, moved, saves, sn)
 		_, err := os.Lstat(dir)
 		switch {
 		case !late && (!gone || err == nil):

@@ -135,16 +135,28 @@ func ShowRescued(rs Rescued) string {
 // --no-filters`) are not S's blob (nor, for a racy one, Raw). A copy, a
 // backup that is gone, and one that cannot be read are not saves (the
 // last are kept by the caller's not removing what it cannot judge).
-func (t *Tree) SavesAmong(ctx context.Context, moved []Moved) []Moved {
-	saves, _ := t.savesAmong(ctx, moved, nil)
+// What each file was when it was looked at, before its bytes were read,
+// goes in sn (when not nil), for RemoveNamed.
+func (t *Tree) SavesAmong(ctx context.Context, moved []Moved, sn Seen) []Moved {
+	saves, _ := t.savesAmong(ctx, moved, sn)
 	return saves
 }
 
-// seen is what a file was when it was judged (SavesAmong, foreignIn),
-// by its name: removeNamed unlinks a file only while it is still so, so
-// that a save made into it after the judging (a program that holds it
-// open), while the rescue stores what it found, is never unlinked.
-type seen map[string]fileStamp
+// Seen is what each file of a backup directory was when it was judged
+// (SavesAmong, foreignIn, Look), by its absolute name: RemoveNamed
+// unlinks a file only while it is still so, so that a save made into it
+// after the judging (a program that holds it open), while the rescue
+// stores what it found or the rollback logs its end, is never unlinked.
+type Seen map[string]fileStamp
+
+// Look records in sn what the file at name is now (nothing when it
+// cannot be lstat'ed): before its bytes are read, so that a later change
+// keeps it.
+func (sn Seen) Look(name string) {
+	if st, err := os.Lstat(name); err == nil {
+		sn[name] = stampOf(st)
+	}
+}
 
 // fileStamp is what an lstat says of a file that a save into it changes.
 type fileStamp struct {
@@ -158,8 +170,8 @@ func stampOf(st fs.FileInfo) fileStamp {
 	return fileStamp{dev, ino, st.Size(), st.ModTime().UnixNano(), st.Mode()}
 }
 
-// unchanged reports whether the file at name is as seen, and was seen.
-func (sn seen) unchanged(name string) bool {
+// Unchanged reports whether the file at name is as seen, and was seen.
+func (sn Seen) Unchanged(name string) bool {
 	was, ok := sn[name]
 	st, err := os.Lstat(name)
 	return ok && err == nil && stampOf(st) == was
@@ -167,7 +179,7 @@ func (sn seen) unchanged(name string) bool {
 
 // savesAmong is SavesAmong, which records in sn (when not nil) what each
 // file it looked at was when it looked, before its bytes were hashed.
-func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn seen) ([]Moved, seen) {
+func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn Seen) ([]Moved, Seen) {
 	var hash []string
 	byFile := map[string]Moved{}
 	var saves []Moved
@@ -238,7 +250,7 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 	entries := map[string]*plumbing.Entry{}
 	// A symlink's target is stored from a file of its own, in a directory
 	// of its own: one beside the link, in the backup, could be a person's
-	// file, and would keep the backup directory (removeNamed).
+	// file, and would keep the backup directory (RemoveNamed).
 	targets := ""
 	defer func() {
 		if targets != "" {
@@ -500,7 +512,7 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 	}
 	for _, dir := range dirs {
 		moved := readManifest(dir)
-		saves, sn := t.savesAmong(ctx, moved, seen{})
+		saves, sn := t.savesAmong(ctx, moved, Seen{})
 		saves = append(saves, foreignIn(moved, sn)...)
 		stored := true
 		if len(saves) > 0 {
@@ -516,14 +528,14 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 			rescued = append(rescued, out...)
 		}
 		failpoint.Hit("rescue.interrupted-stored")
-		if !stored || !whole || !removeNamed(dir, moved, saves, sn) {
+		if !stored || !whole || !RemoveNamed(dir, moved, saves, sn) {
 			keptDirs = append(keptDirs, dir)
 		}
 	}
 	return rescued, keptDirs
 }
 
-// removeNamed removes the backup directory dir by name: each file the
+// RemoveNamed removes the backup directory dir by name: each file the
 // manifest (moved) or the rescue (saves) names that is still as it was
 // judged (sn), then each directory below dir, deepest first, once empty,
 // then the manifest and dir when nothing else is left; never a file
@@ -534,11 +546,11 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 // all, and false is returned: it is nowhere else, and a backup directory
 // without its manifest is the scratch directory's to remove once it is an
 // hour old (plumbing.Repo.CleanTmp).
-func removeNamed(dir string, moved, saves []Moved, sn seen) bool {
+func RemoveNamed(dir string, moved, saves []Moved, sn Seen) bool {
 	in := dir + string(filepath.Separator)
 	for _, list := range [][]Moved{moved, saves} {
 		for _, m := range list {
-			if !m.Dir && strings.HasPrefix(m.File, in) && sn.unchanged(m.File) {
+			if !m.Dir && strings.HasPrefix(m.File, in) && sn.Unchanged(m.File) {
 				_ = syscall.Unlink(m.File)
 			}
 		}
@@ -579,7 +591,7 @@ func removeNamed(dir string, moved, saves []Moved, sn seen) bool {
 // whose working directory it was), each as a Moved with its path in the
 // tree and its file, for KeepSaves. Only files and symlinks. What each
 // was when found goes in sn, when not nil.
-func foreignIn(moved []Moved, sn seen) []Moved {
+func foreignIn(moved []Moved, sn Seen) []Moved {
 	named := map[string]bool{}
 	for _, m := range moved {
 		named[m.File] = true

@@ -271,6 +271,16 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
 	}
 	failpoint.Hit("rollback.ended") // a kill here leaves the backups to the next command (checkpoint.DropEndedBackups)
+	// The backups go now. One saved into since the rescue judged it
+	// stays, and is named as rescued here (applier.cleanup); the record
+	// is logged, so only the result and the doctor say so.
+	for i, ap := range aps {
+		if late := ap.cleanup(); len(late) > 0 {
+			ap.rescued = append(ap.rescued, late...)
+			res.Repos[i] = ap.report(res.Repos[i])
+			exact = false
+		}
+	}
 	res.DryRun = false
 	return &res, nil
 }

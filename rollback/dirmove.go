@@ -495,7 +495,9 @@ func (ap *applier) dropDir(md movedDir) bool {
 			return nil
 		}
 		sub, _ := filepath.Rel(md.file, p)
-		if !md.planned[md.rel+"/"+filepath.ToSlash(sub)] {
+		// Planned, and as the rescue judged it: a save made into it
+		// since (a program that holds it open) keeps it.
+		if !md.planned[md.rel+"/"+filepath.ToSlash(sub)] || !ap.judged.Unchanged(p) {
 			clean = false
 			return nil
 		}

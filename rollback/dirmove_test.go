@@ -485,7 +485,7 @@ func TestKilledDirMoveOfNamesNotUTF8RescuesOnlyTheSaves(t *testing.T) {
 // made in the moved directory. It is kept under refs/venom/rescued/ as a
 // link, and the backup goes: its target is stored from a file outside the
 // backup (one written beside the link kept the backup directory, without
-// its manifest once removeNamed had run).
+// its manifest once RemoveNamed had run).
 func TestKilledAfterADirMoveKeepsASymlinkMadeInIt(t *testing.T) {
 	f, args := killedAfterDirMove(t)
 	r := f.r

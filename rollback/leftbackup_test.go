@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"encoding/json"
 	"context"
 	"os"
 	"os/exec"
@@ -233,4 +234,74 @@ func TestBackupWithATornManifestIsNotPromised(t *testing.T) {
 	if backupHolding(dir, "two\n") == "" {
 		t.Errorf("the backup with a torn manifest lost its files")
 	}
+}
+
+// TestSaveAfterTheRescueJudgedIsNeverUnlinked: a save into a backup file
+// made after the rollback's own rescue compared its backups, as it logs
+// its end (here at the rollback.ended step, by a program that holds the
+// file open), stays: the rollback removes its backups by name, each only
+// while it is as judged, and names the one it kept in rescued[], by its
+// file, with exact false. It used to remove the whole backup directory,
+// the save with it.
+func TestSaveAfterTheRescueJudgedIsNeverUnlinked(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	r.Write("b.txt", "b two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	save := `for f in .git/venom/tmp/backup-*/*; do if [ "$(cat "$f")" = "a two" ]; then printf 'saved late\n' >>"$f"; echo "$f" >saved-into; fi; done`
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	into, err := os.ReadFile(filepath.Join(r.Dir, "saved-into"))
+	if err != nil {
+		t.Fatalf("the save was not made: %v", err)
+	}
+	file := strings.TrimSpace(string(into))
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(r.Dir, file)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "a two\nsaved late\n" {
+		t.Errorf("the save into the backup %s: %q, %v; want it kept", file, got, err)
+	}
+	var res rollbackOut
+	if err := json.Unmarshal([]byte(real.stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, real.stdout)
+	}
+	if len(res.Repos) != 1 || len(res.Repos[0].Rescued) != 1 || res.Repos[0].Rescued[0].Path != "a.txt" {
+		t.Fatalf("rescued: %+v, want a.txt by its file", res.Repos)
+	}
+	if rs := res.Repos[0].Rescued[0]; rs.Ref != "" || !sameFile(rs.File, file) {
+		t.Errorf("rescued a.txt is %+v, want it named by its file %s", rs, file)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with a save kept in the backup", res.Exact)
+	}
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("backup directories: %v, want the one holding the save", dirs)
+	}
+	if _, err := os.Lstat(filepath.Join(dirs[0], checkpoint.ManifestFile)); err != nil {
+		t.Errorf("the kept backup lost its manifest: %v", err)
+	}
+	if b := backupHolding(dirs[0], "b two\n"); b != "" {
+		t.Errorf("the backup of b.txt, judged and unchanged, is still there: %s", b)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dirs[0]) {
+		t.Errorf("doctor on the backup holding the save: %s %s", level, msg)
+	}
+}
+
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

@@ -221,6 +221,13 @@ type applier struct {
 	foreign     []checkpoint.Moved
 	foreignSeen map[string]bool
 	seq         int
+	// judged is what each file of the backup directory was when the
+	// rescue judged it, and judgedMoved the backups it judged: the
+	// cleanup removes only those, and only while they are so
+	// (checkpoint.RemoveNamed). cleaned is set once the cleanup ran.
+	judged      checkpoint.Seen
+	judgedMoved []checkpoint.Moved
+	cleaned     bool
 }
 
 // nextBackup is the name of a new backup in the backup directory.
@@ -571,7 +578,9 @@ func (ap *applier) heldCopies() {
 }
 
 // putBack moves a backup back to abs, replacing what is there (what the
-// rollback wrote) or into its absence, and says whether it did.
+// rollback wrote) or into its absence, and says whether it did. A backup
+// on another device is copied back, and the copy in the backup goes once
+// its bytes are at abs.
 func putBack(b *backup, abs string) error {
 	if !b.copied {
 		if err := os.Rename(b.file, abs); !errors.Is(err, syscall.EXDEV) {
@@ -583,7 +592,11 @@ func putBack(b *backup, abs string) error {
 	if err := copyEntry(b.file, tmp); err != nil {
 		return err
 	}
-	return os.Rename(tmp, abs)
+	if err := os.Rename(tmp, abs); err != nil {
+		return err
+	}
+	os.Remove(b.file) // what stays is the next command's sweep's (checkpoint.DropEndedBackups)
+	return nil
 }
 
 // clearDir removes the directory at rel if it holds nothing but empty
@@ -1003,11 +1016,17 @@ func (ap *applier) rescue(ctx context.Context) {
 		// A copy holds no save, unless heldCopies put one there.
 		moved = append(moved, ap.moved(path, b.file, b.copied && !b.saved))
 	}
-	saves := p.tree.SavesAmong(ctx, moved)
+	ap.judged = checkpoint.Seen{}
+	saves := p.tree.SavesAmong(ctx, moved, ap.judged)
+	ap.judgedMoved = moved
 	// What a person put into a directory moved whole, and could not go
-	// back to the tree, is a save too.
+	// back to the tree, is a save too: looked at before KeepSaves reads
+	// it, so that what is written into it after is not removed with it.
 	for _, md := range ap.movedDirs {
 		ap.strangers(md)
+	}
+	for _, f := range ap.foreign {
+		ap.judged.Look(f.File)
 	}
 	saves = append(saves, ap.foreign...)
 	if len(saves) == 0 {
@@ -1034,8 +1053,20 @@ func (ap *applier) rescue(ctx context.Context) {
 }
 
 // cleanup removes the backups (unless a save among them could not be
-// stored) and the copy of the user's index.
-func (ap *applier) cleanup() {
+// stored) and the copy of the user's index, once. It removes the backup
+// directory by name (checkpoint.RemoveNamed), as the sweeps after a kill
+// do: only what the rescue judged, and only while it is as judged. A
+// backup written into since (a program that holds the file open, saving
+// in the few milliseconds between the rescue and this) keeps the backup
+// directory, manifest and all, and is returned, named by its file, as
+// rescued[] (git venom-doctor's checkpoints.backups names the directory
+// too); so is the directory's every backup when the rescue never judged
+// them.
+func (ap *applier) cleanup() (late []Rescued) {
+	if ap.cleaned {
+		return nil
+	}
+	ap.cleaned = true
 	for _, b := range ap.backups {
 		b.release()
 	}
@@ -1043,12 +1074,18 @@ func (ap *applier) cleanup() {
 		ap.manifest.Close()
 		ap.manifest = nil
 	}
-	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() {
-		os.RemoveAll(ap.backupDir)
+	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() && !checkpoint.RemoveNamed(ap.backupDir, ap.judgedMoved, nil, ap.judged) {
+		for _, m := range ap.judgedMoved {
+			if _, err := os.Lstat(m.File); err == nil && !m.Dir {
+				late = append(late, Rescued{Repo: ap.plan.rel, Path: m.Path, File: m.File})
+			}
+		}
+		sort.Slice(late, func(i, j int) bool { return late[i].Path < late[j].Path })
 	}
 	if ap.indexCopy != "" {
 		plumbing.RemovePrivateIndex(ap.indexCopy)
 	}
+	return late
 }
 
 // safetyWhole checks that the safety checkpoint is whole
@@ -1362,8 +1399,10 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		sp.apply(ap.w)
 	}
 	// A save into a file the rollback had moved away, and that is not
-	// going back (its path holds another save now), is kept.
+	// going back (its path holds another save now), is kept; so is one
+	// made into a backup after that (cleanup).
 	ap.rescue(ctx)
+	ap.rescued = append(ap.rescued, ap.cleanup()...)
 	state, reason := "as before", ""
 	if errs.ErrorOrNil() != nil {
 		state, reason = "mixed", firstFew(errStrings(errs), 5, "; ")
