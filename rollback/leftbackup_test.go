@@ -1,8 +1,8 @@
 package rollback_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
