@@ -105,18 +105,9 @@ func backupHolding(dir, content string) string {
 // the one backup directory.
 func killedAsItEnded(t *testing.T, s string) (*fixture, []string, string) {
 	t.Helper()
-	f := newFixture(t, false)
+	f, args, plan := twoFilesBack(t, s, s)
 	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Write("b.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	r.Write("a.txt", s)
-	r.Write("b.txt", s)
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended")
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended")
 	if !real.killed {
 		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
 	}
@@ -125,6 +116,24 @@ func killedAsItEnded(t *testing.T, s string) (*fixture, []string, string) {
 		t.Fatalf("backup directories after the kill: %v", dirs)
 	}
 	return f, args, dirs[0]
+}
+
+// twoFilesBack is a tree whose turn (k1 to k2) changed a.txt and b.txt
+// from "one" to a and b: f, the arguments of the plan back to k1 (files
+// only) and its id.
+func twoFilesBack(t *testing.T, a, b string) (*fixture, []string, string) {
+	t.Helper()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", a)
+	r.Write("b.txt", b)
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	return f, args, planOf(t, r, args).Plan
 }
 
 // TestSaveWhileTheSweepJudgesIsNeverUnlinked (breaksweep's finding 1): a
@@ -244,19 +253,10 @@ func TestBackupWithATornManifestIsNotPromised(t *testing.T) {
 // file, with exact false. It used to remove the whole backup directory,
 // the save with it.
 func TestSaveAfterTheRescueJudgedIsNeverUnlinked(t *testing.T) {
-	f := newFixture(t, false)
+	f, args, plan := twoFilesBack(t, "a two\n", "b two\n")
 	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Write("b.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	r.Write("a.txt", "a two\n")
-	r.Write("b.txt", "b two\n")
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
 	save := `for f in .git/venom/tmp/backup-*/*; do if [ "$(cat "$f")" = "a two" ]; then printf 'saved late\n' >>"$f"; echo "$f" >saved-into; fi; done`
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
 	if real.exit != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
 	}
