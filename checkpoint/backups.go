@@ -43,10 +43,12 @@ type LeftBackup struct {
 // LeftBackups lists, sorted by Dir, the backup directories of rollbacks
 // that ended (st's rollback.ended records, an open rollback's are
 // CloseInterrupted's) in this worktree's scratch directory, and in that
-// of each submodule the last rollback of each agent here covered. It
-// writes nothing. Its cost when there is none: one readdir of the top's
-// scratch directory, and, when the last rollback covered submodules, one
-// git child and one readdir for each; each directory found is then judged
+// of each submodule a rollback here covered (in its git directory under
+// the top's when it is no longer checked out: plumbing.SubmoduleGitDir).
+// It writes nothing. Its cost when there is none: one readdir of the
+// top's scratch directory, and, when rollbacks covered submodules, one
+// readdir for each submodule (and a git child for one git cannot be
+// found from by its gitfile); each directory found is then judged
 // (Removable), which hashes what may have changed.
 func (t *Tree) LeftBackups(ctx context.Context, st *journal.State) []LeftBackup {
 	left := t.leftBackups(ctx, st)
@@ -64,22 +66,22 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 	}
 	owners := map[string]owner{} // by BackupPrefix
 	var subs []journal.RepoState
+	subSeen := map[string]bool{}
 	for _, a := range st.Agents {
-		var last *journal.RollbackEnded
 		for i := range a.Ended {
 			e := &a.Ended[i]
 			if e.Path != t.Path() || (a.OpenRollback != nil && a.OpenRollback.Safety == e.Safety) {
 				continue
 			}
-			owners[BackupPrefix(a.ID, e.Safety)] = owner{a.ID, e.Safety, a.Checkpoint(e.Safety)}
-			last = e
-		}
-		if last != nil {
-			if s := a.Checkpoint(last.Safety); s != nil {
-				for _, rs := range s.Rec.Repos {
-					if rs.Repo != TopRepo && rs.Repo != "" {
-						subs = append(subs, rs)
-					}
+			s := a.Checkpoint(e.Safety)
+			owners[BackupPrefix(a.ID, e.Safety)] = owner{a.ID, e.Safety, s}
+			if s == nil {
+				continue
+			}
+			for _, rs := range s.Rec.Repos {
+				if rs.Repo != TopRepo && rs.Repo != "" && !subSeen[rs.Path] {
+					subSeen[rs.Path] = true
+					subs = append(subs, rs)
 				}
 			}
 		}
@@ -89,7 +91,13 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 	}
 	repos := []*plumbing.Repo{t.Repo}
 	for _, rs := range subs {
-		if r, err := t.RepoAt(ctx, rs); err == nil && r != t.Repo {
+		r, err := t.RepoAt(ctx, rs)
+		if err != nil {
+			// No longer checked out (deinit): its git directory, with
+			// the backups in it, stays in the top's.
+			r, err = t.Repo.SubmoduleGitDir(ctx, rs.Repo)
+		}
+		if err == nil && r != t.Repo {
 			repos = append(repos, r)
 		}
 	}

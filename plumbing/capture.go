@@ -1142,6 +1142,45 @@ func (r *Repo) submoduleMapping(ctx context.Context) map[string]bool {
 	return m
 }
 
+// SubmoduleGitDir returns a runner for the git directory of the submodule
+// at rel (a path of this tree) when it is not checked out there: after
+// `git submodule deinit`, or once its directory is gone, its git directory
+// stays in this repository's, <common dir>/modules/<name>
+// (gitrepository-layout(5)), name being what .gitmodules calls the
+// submodule at rel, or rel itself (git's default) where it names none.
+// The runner is for what needs no work tree (refs, objects: its WorkTree
+// is rel's directory, which may be empty or missing). It fails when no
+// such directory holds a HEAD owned by this tree's owner; a submodule of
+// a submodule is not looked for.
+func (r *Repo) SubmoduleGitDir(ctx context.Context, rel string) (*Repo, error) {
+	names := []string{rel}
+	if out, err := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`); err == nil {
+		list, _ := splitNul(out)
+		for _, rec := range list {
+			k, v, ok := strings.Cut(rec, "\n")
+			if name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path"); ok && isPath && strings.TrimSuffix(v, "/") == rel {
+				names = append([]string{name}, names...)
+			}
+		}
+	}
+	common := r.CommonDir
+	if common == "" {
+		common = r.GitDir
+	}
+	for _, name := range names {
+		gd := filepath.Join(common, "modules", filepath.FromSlash(name))
+		hfi, err := os.Stat(filepath.Join(gd, "HEAD"))
+		if err != nil || !sameOwner(r.WorkTree, hfi) {
+			continue
+		}
+		if gd, err = canonical(gd); err != nil {
+			continue
+		}
+		return &Repo{Git: r.Git, WorkTree: filepath.Join(r.WorkTree, filepath.FromSlash(rel)), GitDir: gd, CommonDir: gd, baseEnv: r.baseEnv, trace: r.trace}, nil
+	}
+	return nil, fmt.Errorf("no git directory of the submodule %s in %s", rel, filepath.Join(common, "modules"))
+}
+
 // populated reports whether the gitlink path rel holds a checked-out
 // submodule: a .git (a gitfile or a directory) in a real directory of the
 // tree. Whether git reads it as a repository at a commit is for the

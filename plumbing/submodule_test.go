@@ -63,3 +63,42 @@ func openSubTree(t *testing.T, r *gittest.Repo) (top, lib, in *plumbing.Repo) {
 	}
 	return top, lib, in
 }
+
+// TestSubmoduleGitDirOfADeinitializedSubmodule: once `git submodule
+// deinit` empties a submodule's directory, SubmoduleGitDir finds its git
+// directory under the top's by the name .gitmodules gives it (not its
+// path), and reads its refs there; a path no submodule has fails.
+func TestSubmoduleGitDirOfADeinitializedSubmodule(t *testing.T) {
+	ctx := context.Background()
+	inner := gittest.New(t)
+	inner.Write("x", "x\n")
+	inner.Commit("x")
+	r := gittest.New(t)
+	r.Write("a", "a\n")
+	r.Commit("a")
+	r.Git("-c", "protocol.file.allow=always", "submodule", "add", "-q", "--name", "the-lib", inner.Dir, "vendor/lib")
+	r.Commit("lib")
+	head := r.Line("-C", "vendor/lib", "rev-parse", "HEAD")
+	r.Git("submodule", "deinit", "-q", "-f", "vendor/lib")
+	top, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := top.OpenSubmodule(ctx, "vendor/lib"); err == nil {
+		t.Fatalf("OpenSubmodule opened a deinitialized submodule")
+	}
+	sub, err := top.SubmoduleGitDir(ctx, "vendor/lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := plumbing.Canonical(r.GitDir + "/modules/the-lib")
+	if sub.GitDir != want {
+		t.Errorf("git dir %s, want %s", sub.GitDir, want)
+	}
+	if got, err := sub.RefValue(ctx, "HEAD"); err != nil || string(got) != head {
+		t.Errorf("its HEAD: %s, %v; want %s", got, err, head)
+	}
+	if _, err := top.SubmoduleGitDir(ctx, "nothing/here"); err == nil {
+		t.Errorf("a path no submodule has gave a git directory")
+	}
+}

@@ -305,3 +305,56 @@ func sameFile(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// TestDoctorNamesADeinitializedSubmodulesBackup: a rollback of a tree
+// with submodules killed once it logged its end leaves a backup in lib's
+// git directory; a save into it (a program that held the file open)
+// keeps it from the sweeps. After `git submodule deinit` of lib, and
+// another rollback whose safety checkpoint no longer covers lib, the
+// doctor still names it, from lib's git directory under the top's. It
+// used to look only in the submodules the last rollback covered, and
+// only in those checked out: the backup, the person's save in it, went
+// unnamed for good.
+func TestDoctorNamesADeinitializedSubmodulesBackup(t *testing.T) {
+	f, lib, in := subFixture(t, false)
+	r := f.r
+	k1, _ := agentTurn(t, f, lib, in)
+	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	libDirs := backupDirs(lib, nil)
+	if len(libDirs) != 1 {
+		t.Fatalf("lib's backup directories after the kill: %v", libDirs)
+	}
+	saved := backupHolding(libDirs[0], "l2 (the agent's)\n")
+	if saved == "" {
+		t.Fatalf("no backup of lib/l in %s", libDirs[0])
+	}
+	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("saved through a file held open\n")
+	fh.Close()
+	r.Git("submodule", "deinit", "-q", "-f", "lib")
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, libDirs[0]) {
+		t.Errorf("doctor after lib's deinit: %s %s; want it to name %s", level, msg, libDirs[0])
+	}
+	// Another turn, and a rollback of it, covering the top alone now.
+	k3 := f.take(checkpoint.ReasonTurnStart)
+	r.Write("a", "a3\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	args = []string{"--agent", f.agent, k3, "--restore", "files", "--json"}
+	plan = planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan); real.exit != 0 {
+		t.Fatalf("the second rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got, err := os.ReadFile(saved); err != nil || !strings.HasSuffix(string(got), "saved through a file held open\n") {
+		t.Errorf("the save in lib's backup: %q, %v", got, err)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, libDirs[0]) {
+		t.Errorf("doctor after a rollback that does not cover lib: %s %s; want it to name %s", level, msg, libDirs[0])
+	}
+}
