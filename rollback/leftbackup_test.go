@@ -358,3 +358,43 @@ func TestDoctorNamesADeinitializedSubmodulesBackup(t *testing.T) {
 		t.Errorf("doctor after a rollback that does not cover lib: %s %s; want it to name %s", level, msg, libDirs[0])
 	}
 }
+
+// TestSaveAfterTheWriteIsLeftNotConverted: a person's save into a file
+// the rollback has just written (here after its batch, before the
+// rollback checks what git wrote against the blob) stays as saved and is
+// left, changed_during_rollback, with exact false; it used to be called
+// converted, as if git's end-of-line conversion or a filter had made it.
+func TestSaveAfterTheWriteIsLeftNotConverted(t *testing.T) {
+	f, args, plan := twoFilesBack(t, "a two\n", "b two\n")
+	r := f.r
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=rollback.batch-written:exec",
+		"GIT_VENOM_TEST_FAILPOINT_EXEC=printf 'saved\\n' >>a.txt")
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got := r.Read("a.txt"); got != "one\nsaved\n" {
+		t.Errorf("a.txt is %q, want the save kept on what the rollback wrote", got)
+	}
+	var res struct {
+		Exact *bool `json:"exact"`
+		Repos []struct {
+			Left []struct {
+				Path   string `json:"path"`
+				Reason string `json:"reason"`
+			} `json:"left"`
+			Converted []string `json:"converted"`
+		} `json:"repos"`
+	}
+	if err := json.Unmarshal([]byte(real.stdout), &res); err != nil || len(res.Repos) != 1 {
+		t.Fatalf("%v\n%s", err, real.stdout)
+	}
+	if len(res.Repos[0].Converted) != 0 {
+		t.Errorf("converted %v: a person's save is not a conversion", res.Repos[0].Converted)
+	}
+	if l := res.Repos[0].Left; len(l) != 1 || l[0].Path != "a.txt" || l[0].Reason != "changed_during_rollback" {
+		t.Errorf("left %+v, want a.txt changed_during_rollback", l)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with a save made during the rollback", res.Exact)
+	}
+}

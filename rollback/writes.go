@@ -696,7 +696,9 @@ func (ap *applier) run(ctx context.Context) error {
 	// What checkout-index wrote may not be the blob's bytes: an
 	// end-of-line conversion or a smudge filter changed them, and a tree
 	// compare cannot see it (CASES BR-35). Such paths are reported, and the
-	// result is not called exact.
+	// result is not called exact. A path that is no longer what git wrote
+	// there (its stamp, taken once its batch was written, changed) was
+	// saved into since, by a person: it is left, not called converted.
 	var regular []string
 	want := map[string]plumbing.OID{}
 	for _, c := range p.writes {
@@ -709,9 +711,15 @@ func (ap *applier) run(ctx context.Context) error {
 		raw, err := r.RawHashes(ctx, regular)
 		if err == nil {
 			for _, path := range regular {
-				if h, ok := raw[path]; ok && h != want[path] {
-					ap.converted = append(ap.converted, path)
+				h, ok := raw[path]
+				if !ok || h == want[path] {
+					continue
 				}
+				if st, err := ap.w.lstatReal(path); err == nil && !stampOf(st).sameFile(ap.wrote[path]) {
+					ap.leave(path, "saved after the rollback wrote it")
+					continue
+				}
+				ap.converted = append(ap.converted, path)
 			}
 		}
 	}
