@@ -50,3 +50,47 @@ func TestRemoveNamedTakesCopiesAndKeepsWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignInTakesAFileWhereADirectoryWasMoved: a manifest's record of
+// a directory moved whole whose name in the backup holds a file (a person
+// swapped the directory for it before the rename) gives that file as a
+// person's, at the directory's path, as well as what is in a moved
+// directory that no record names; a named file is not foreign.
+func TestForeignInTakesAFileWhereADirectoryWasMoved(t *testing.T) {
+	dir := t.TempDir()
+	swapped := filepath.Join(dir, "0")
+	if err := os.WriteFile(swapped, []byte("a person's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(dir, "1")
+	if err := os.MkdirAll(filepath.Join(whole, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"planned.txt", "sub/new.txt"} {
+		if err := os.WriteFile(filepath.Join(whole, n), []byte(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := []Moved{
+		{Path: "gen", File: swapped, Dir: true},
+		{Path: "out/planned.txt", File: filepath.Join(whole, "planned.txt")},
+		{Path: "out", File: whole, Dir: true},
+	}
+	sn := Seen{}
+	got := map[string]string{}
+	for _, m := range foreignIn(moved, sn) {
+		got[m.Path] = m.File
+	}
+	want := map[string]string{"gen": swapped, "out/sub/new.txt": filepath.Join(whole, "sub", "new.txt")}
+	if len(got) != len(want) {
+		t.Errorf("foreign %v, want %v", got, want)
+	}
+	for p, f := range want {
+		if got[p] != f {
+			t.Errorf("foreign %s is %q, want %q", p, got[p], f)
+		}
+		if _, ok := sn[f]; !ok {
+			t.Errorf("%s was not stamped when found", f)
+		}
+	}
+}

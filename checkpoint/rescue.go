@@ -601,8 +601,11 @@ func foreignIn(moved []Moved, sn Seen) []Moved {
 		if !m.Dir {
 			continue
 		}
+		// The directory's own name holds a file when a person swapped
+		// the directory for it before the rename (the rollback's
+		// movedAmiss): that file is theirs too.
 		_ = filepath.WalkDir(m.File, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || named[p] {
+			if err != nil || e.IsDir() || (named[p] && p != m.File) {
 				return nil
 			}
 			if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
@@ -611,8 +614,12 @@ func foreignIn(moved []Moved, sn Seen) []Moved {
 			if st, err := e.Info(); err == nil && sn != nil {
 				sn[p] = stampOf(st)
 			}
-			sub, _ := filepath.Rel(m.File, p)
-			out = append(out, Moved{Path: m.Path + "/" + filepath.ToSlash(sub), File: p})
+			rel := m.Path
+			if p != m.File {
+				sub, _ := filepath.Rel(m.File, p)
+				rel += "/" + filepath.ToSlash(sub)
+			}
+			out = append(out, Moved{Path: rel, File: p})
 			return nil
 		})
 	}

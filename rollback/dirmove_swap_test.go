@@ -247,3 +247,42 @@ func TestKilledDirMoveKeepsWhatComesAfterTheRescueLooked(t *testing.T) {
 		t.Errorf("the file made after the rescue looked, after a capture swept the scratch directory: %q, %v", got, err)
 	}
 }
+
+// gen/ swapped for a person's file after the checks, and made again by a
+// program right after the rename: the rename moved the person's file
+// into the backup, where nothing can take it back to gen. It is kept
+// under refs/venom/rescued/ and then removed from the backup by name
+// (the backups go one by one, each while it is as stored), so that the
+// backup directory does not outlive the rollback. On 519a9b17 the rescue
+// never looked (no file backup, no directory moved whole) and the
+// cleanup removed the backup directory, the person's file with it.
+func TestDirMoveSwappedForAFileIsRescuedAndTheBackupGoes(t *testing.T) {
+	f := turnMaking(t, "base.txt", numbered("gen/f%d.txt", 8)...)
+	r := f.r
+	const precious = "a person's file where gen was\n"
+	hook(t, func(op, rel string) {
+		if rel != "gen" {
+			return
+		}
+		switch op {
+		case "movedir":
+			if err := os.Rename(r.Path("gen"), r.Path("gen.old")); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(r.Path("gen"), []byte(precious), 0o644); err != nil {
+				t.Error(err)
+			}
+		case "dirmoved":
+			if err := os.Mkdir(r.Path("gen"), 0o755); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if !inRescued(r, "gen", precious) {
+		t.Fatalf("the person's file moved from gen is not under refs/venom/rescued/ (err %v, rescued %+v)", err, res.Repos[0].Rescued)
+	}
+	if dirs := backupDirs(r, nil); len(dirs) != 0 {
+		t.Errorf("backup directories after the rollback: %v, want none (what is in them is rescued)", dirs)
+	}
+}

@@ -1012,7 +1012,9 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 // directory, and is named by its file. Then the directories moved whole
 // are removed from the backup, or go back (settleMovedDirs).
 func (ap *applier) rescue(ctx context.Context) {
-	if len(ap.backups) == 0 && len(ap.movedDirs) == 0 {
+	// A file a rename moved into the backup where a directory was
+	// checked (movedAmiss) is in foreign alone.
+	if len(ap.backups) == 0 && len(ap.movedDirs) == 0 && len(ap.foreign) == 0 {
 		return
 	}
 	// Last, the directories moved whole go, or go back, and say so.
@@ -1049,7 +1051,9 @@ func (ap *applier) rescue(ctx context.Context) {
 		ap.keep = true
 		return
 	}
-	// Stored: the backup of each may go with its directory.
+	// Stored: the backup of each may go with its directory, or by name
+	// (cleanup), while it is as it was when stored.
+	ap.judgedMoved = append(ap.judgedMoved, ap.foreign...)
 	for _, f := range ap.foreign {
 		for _, md := range ap.movedDirs {
 			if strings.HasPrefix(f.Path, md.rel+"/") {
@@ -1068,8 +1072,8 @@ func (ap *applier) rescue(ctx context.Context) {
 // in the few milliseconds between the rescue and this) keeps the backup
 // directory, manifest and all, and is returned, named by its file, as
 // rescued[] (git venom-doctor's checkpoints.backups names the directory
-// too); so is the directory's every backup when the rescue never judged
-// them.
+// too). A file the rescue never judged stays as well, and keeps the
+// directory for the next command's sweep (checkpoint.DropEndedBackups).
 func (ap *applier) cleanup() (late []Rescued) {
 	if ap.cleaned {
 		return nil
