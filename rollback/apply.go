@@ -277,7 +277,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	for i, ap := range aps {
 		if late := ap.cleanup(); len(late) > 0 {
 			ap.rescued = append(ap.rescued, late...)
-			res.Repos[i] = ap.report(res.Repos[i])
+			res.Repos[i].Rescued = ap.rescued // as report() sets it, which ran for left
 			exact = false
 		}
 	}
