@@ -304,7 +304,11 @@ type Edit struct {
 // UnmarshalJSON: encoding one writes the record without its Seq.
 func (e Edit) MarshalJSON() ([]byte, error) {
 	type plain Edit
-	return plumbing.MarshalPathsBytes(plain(e), e.Paths)
+	b, err := plumbing.MarshalPathsBytes(plain(e), e.Paths)
+	if err != nil {
+		return nil, err
+	}
+	return plumbing.AddPathBytes(b, "path_bytes", e.Path) // the tree's (treepath.go)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes. A record without
@@ -314,9 +318,17 @@ func (e Edit) MarshalJSON() ([]byte, error) {
 func (e *Edit) UnmarshalJSON(b []byte) error {
 	type plain Edit
 	if !bytes.Contains(b, []byte(`"paths_bytes"`)) {
-		return json.Unmarshal(b, (*plain)(e))
+		return readPath(b, (*plain)(e), func(v *plain) *string { return &v.Path })
 	}
-	return plumbing.UnmarshalPathsBytes(b, (*plain)(e), func(v *plain) *[]string { return &v.Paths })
+	var v plain
+	if err := plumbing.UnmarshalPathsBytes(b, &v, func(v *plain) *[]string { return &v.Paths }); err != nil {
+		return err
+	}
+	if err := plumbing.PathBytesOf(b, "path_bytes", &v.Path); err != nil {
+		return err
+	}
+	*e = Edit(v)
+	return nil
 }
 
 // NotePending is a note the agent's next prompt-submit hook prints once
