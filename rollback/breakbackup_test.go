@@ -1,0 +1,106 @@
+package rollback_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
+)
+
+// Repros of the breakbackup review (/work/notes/breakbackup.md): ways a
+// rollback's backups lose a person's bytes.
+
+// keptWhere says where text is kept after a rollback of r (a tree whose
+// common git directory is common's): a file of the tree, a file under the
+// git directory (a backup, outside the object store), or a blob of a
+// refs/venom/rescued/ ref; "" when it is nowhere.
+func keptWhere(t *testing.T, common, r *gittest.Repo, text string) string {
+	t.Helper()
+	found := ""
+	look := func(root string, skip func(string) bool) {
+		filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+			if err != nil || found != "" {
+				return nil
+			}
+			if e.IsDir() && skip(p) {
+				return filepath.SkipDir
+			}
+			if e.Type().IsRegular() {
+				if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), text) {
+					found = p
+				}
+			}
+			return nil
+		})
+	}
+	look(r.Dir, func(p string) bool { return filepath.Base(p) == ".git" })
+	look(common.GitDir, func(p string) bool { return filepath.Base(p) == "objects" })
+	if found != "" {
+		return found
+	}
+	for _, ref := range strings.Fields(common.Git("for-each-ref", "--format=%(refname)", "refs/venom/rescued/")) {
+		if out, err := common.GitErr("grep", "-l", "-F", text, ref); err == nil && strings.TrimSpace(out) != "" {
+			return ref
+		}
+	}
+	return ""
+}
+
+// crossDeviceTwoFiles is a linked worktree on another file system than
+// its git directory (so the rollback copies what it moves away), whose
+// turn (k1 to k2) changed a.txt and b.txt from "one" to "a two" and
+// "b two": the main repository, the worktree's fixture and the plan's
+// arguments (back to k1, files only).
+func crossDeviceTwoFiles(t *testing.T) (*gittest.Repo, *fixture, []string) {
+	t.Helper()
+	main := gittest.New(t)
+	wtDir := filepath.Join(otherDevice(t, main.Dir), "wt")
+	main.Write("a.txt", "one\n")
+	main.Write("b.txt", "one\n")
+	main.Commit("init")
+	main.Git("worktree", "add", "-q", wtDir)
+	r := gittest.At(t, wtDir)
+	f := &fixture{t: t, r: r, agent: "a1"}
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	r.Write("b.txt", "b two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	return main, f, []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+}
+
+// TestCopiedBackupSavedIntoAfterTheRescueIsKept: where the backup
+// directory is on another file system, the rollback copies a.txt into it,
+// removes a.txt, and holds the removed file open until it compares its
+// backups (heldCopies). A program that holds a.txt open too and saves
+// through it after that comparison, as the rollback logs its end (here
+// at the rollback.ended step, through this test's descriptor), writes
+// into a file that has no name any more; the rollback then closes its
+// own descriptor (cleanup) without looking again. The save must be kept
+// somewhere, as TestSaveAfterTheRescueJudgedIsNeverUnlinked keeps the
+// same save where the backup is a rename.
+func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
+	main, f, args := crossDeviceTwoFiles(t)
+	r := f.r
+	held, err := os.OpenFile(r.Path("a.txt"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	save := fmt.Sprintf("printf 'saved late through a held file\\n' >>/proc/%d/fd/%d", os.Getpid(), held.Fd())
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	var st os.FileInfo
+	if st, err = held.Stat(); err != nil || st.Size() != int64(len("a two\nsaved late through a held file\n")) {
+		t.Fatalf("the save through the held file was not made: %v %v", st, err)
+	}
+	if where := keptWhere(t, main, r, "saved late through a held file"); where == "" {
+		t.Errorf("the save through the held a.txt is nowhere: not in the tree, a backup, nor refs/venom/rescued/\n%s", real.stdout)
+	}
+}
