@@ -104,3 +104,39 @@ func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
 		t.Errorf("the save through the held a.txt is nowhere: not in the tree, a backup, nor refs/venom/rescued/\n%s", real.stdout)
 	}
 }
+
+// TestWayBackKeepsABackupItsPrunedSafetyCheckpointLost: a person edits
+// a.txt after the agent's last checkpoint (so only the safety checkpoint
+// S and the file hold that edit); the rollback moves it into its backup
+// and writes k1's a.txt; then a `git gc --prune=now` that raced the
+// rollback deletes S's objects (pruneSafety), and a program saves a.txt
+// again (a rename over what git wrote). The second whole-check fails and
+// the rollback goes back: b.txt comes back from its backup, a.txt is kept
+// as saved. The backup of a.txt, the person's earlier edit, is then the
+// only copy of it, S's blob being gone; the way back must not remove it.
+func TestWayBackKeepsABackupItsPrunedSafetyCheckpointLost(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	r.Write("b.txt", "b two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	r.Write("a.txt", "a person's edit after k2, only in S\n")
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	exec := pruneSafety + "printf 'a newer save\\n' >a.txt.new && mv a.txt.new a.txt\n"
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+exec)
+	out := parseOut(t, real)
+	if real.exit != 1 || out.Error == nil {
+		t.Fatalf("rollback whose safety checkpoint was pruned: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got := r.Read("a.txt"); got != "a newer save\n" {
+		t.Errorf("a.txt is %q, want the newer save kept", got)
+	}
+	if where := keptWhere(t, r, r, "a person's edit after k2"); where == "" {
+		t.Errorf("the person's edit of a.txt that S held is nowhere (S pruned, its backup removed): %s\n%s", out.Error.Code, real.stdout)
+	}
+}
