@@ -1,11 +1,14 @@
 package rollback_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/gittest"
@@ -138,5 +141,71 @@ func TestWayBackKeepsABackupItsPrunedSafetyCheckpointLost(t *testing.T) {
 	}
 	if where := keptWhere(t, r, r, "a person's edit after k2"); where == "" {
 		t.Errorf("the person's edit of a.txt that S held is nowhere (S pruned, its backup removed): %s\n%s", out.Error.Code, real.stdout)
+	}
+}
+
+// TestWayBackCopyDoesNotOverwriteASave: the way back of a rollback whose
+// backups are copies (a worktree on another file system than its git
+// directory) puts a.txt back by copying its backup to a.txt.venom-restore
+// and renaming that over a.txt (putBack), after it checked that a.txt
+// still holds what git wrote. A person who saves a.txt while the copy is
+// made (here as soon as the copy's file appears; a.txt is large, so the
+// copy takes a while) has the save replaced by S's a.txt: it is then
+// nowhere. The way back must keep it (kept), as it keeps a save made
+// before it came to the path.
+func TestWayBackCopyDoesNotOverwriteASave(t *testing.T) {
+	main := gittest.New(t)
+	wtDir := filepath.Join(otherDevice(t, main.Dir), "wt")
+	main.Write("a.txt", "one\n")
+	main.Write("b.txt", "one\n")
+	main.Commit("init")
+	main.Git("worktree", "add", "-q", wtDir)
+	r := gittest.At(t, wtDir)
+	f := &fixture{t: t, r: r, agent: "a1"}
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", strings.Repeat("a large file the agent wrote\n", 1<<20))
+	r.Write("b.txt", "b two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	cmd := exec.Command(filepath.Join(binDir, "git-venom-rollback"), append(append([]string(nil), args...), "--plan", plan.Plan)...)
+	cmd.Dir = r.Dir
+	cmd.Env = gittest.Env("GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	saved := false
+	tmp := r.Path("a.txt.venom-restore")
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		default:
+		}
+		if saved {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if _, err := os.Lstat(tmp); err == nil {
+			// An editor's save: a new file renamed over a.txt.
+			if err := os.WriteFile(r.Path("a.txt.person"), []byte("the person's save\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(r.Path("a.txt.person"), r.Path("a.txt")); err != nil {
+				t.Fatal(err)
+			}
+			saved = true
+		}
+	}
+	if !saved {
+		t.Skipf("the way back's copy was never seen (exit %v)\n%s%s", cmd.ProcessState, stdout.String(), stderr.String())
+	}
+	if where := keptWhere(t, main, r, "the person's save"); where == "" {
+		t.Errorf("the save of a.txt made while the way back copied its backup is nowhere; a.txt holds %d bytes\n%s", len(r.Read("a.txt")), stdout.String())
 	}
 }
