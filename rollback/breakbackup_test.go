@@ -209,3 +209,32 @@ loop:
 		t.Errorf("the save of a.txt made while the way back copied its backup is nowhere; a.txt holds %d bytes\n%s", len(r.Read("a.txt")), stdout.String())
 	}
 }
+
+// TestRescueIsNamedWhenTheEndCannotBeLogged: a save made into the backup
+// of a.txt while the rollback runs (a program that holds the file open)
+// is kept by the rescue under refs/venom/rescued/; then rollback.ended
+// cannot be logged (a full disk, here journal.TestFailEnv). The rollback
+// fails with failed.rollback_interrupted and removes its backups by name
+// on its way out, so the next command, which closes it as interrupted,
+// finds no backup to rescue from. The ref holds the save, but someone
+// must say so: the failing rollback's error, or the next command's
+// warning, which names the saves of a rollback it closes.
+func TestRescueIsNamedWhenTheEndCannotBeLogged(t *testing.T) {
+	f, args, plan := twoFilesBack(t, "a two\n", "b two\n")
+	r := f.r
+	save := `for f in .git/venom/tmp/backup-*/*; do if [ "$(cat "$f")" = "a two" ]; then printf 'saved into the backup\n' >>"$f"; fi; done`
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save,
+		"GIT_VENOM_TEST_LOG_FAIL=rollback.ended")
+	if real.exit == 0 {
+		t.Fatalf("rollback whose end cannot be logged: exit 0\n%s", real.stdout)
+	}
+	where := keptWhere(t, r, r, "saved into the backup")
+	if !strings.HasPrefix(where, "refs/venom/rescued/") {
+		t.Fatalf("the save is at %q, not under refs/venom/rescued/\n%s%s", where, real.stdout, real.stderr)
+	}
+	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	told := real.stdout + real.stderr + next.stdout + next.stderr
+	if !strings.Contains(told, where) {
+		t.Errorf("nothing names %s, which holds the save of a.txt:\nrollback: %s%s\nnext plan: %s", where, real.stdout, real.stderr, next.stderr)
+	}
+}
