@@ -238,3 +238,32 @@ func TestRescueIsNamedWhenTheEndCannotBeLogged(t *testing.T) {
 		t.Errorf("nothing names %s, which holds the save of a.txt:\nrollback: %s%s\nnext plan: %s", where, real.stdout, real.stderr, next.stderr)
 	}
 }
+
+// TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole: as
+// TestPrunedSafetyCheckpointAfterTheWritesIsUndone, a gc that raced the
+// rollback prunes the safety checkpoint's objects, but a moment later:
+// after the rollback's last whole-check (the end of its writes), as it
+// compares its backups (the rollback.verified step). The person's edit of
+// a.txt made after the agent's last checkpoint was only in S and in the
+// backup; the rollback ends ok and removes the backup all the same, so
+// the edit is gone and the undo the rollback prints cannot bring it back.
+func TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	r.Write("a.txt", "a person's edit after k2, only in S\n")
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneSafety)
+	soid := strings.TrimSpace(r.Read(".git/venom/pruned-safety"))
+	if _, err := r.GitErr("cat-file", "-e", soid); err == nil {
+		t.Fatalf("the simulated gc did not prune the safety commit %s\n%s", soid, real.stderr)
+	}
+	if where := keptWhere(t, r, r, "a person's edit after k2"); where == "" {
+		t.Errorf("the person's edit of a.txt is nowhere: S was pruned and the backup removed (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+}
