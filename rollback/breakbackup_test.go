@@ -12,6 +12,7 @@ import (
 
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/gittest"
+	"github.com/venom-org/git-venom/rollback"
 )
 
 // Repros of the breakbackup review (/work/notes/breakbackup.md): ways a
@@ -265,5 +266,78 @@ func TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole(t *testing.T) {
 	}
 	if where := keptWhere(t, r, r, "a person's edit after k2"); where == "" {
 		t.Errorf("the person's edit of a.txt is nowhere: S was pruned and the backup removed (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+}
+
+// TestRescueNamesOnlyFilesThatAreThere: gen/ is swapped for a person's
+// directory holding their own gen/f7.txt between the checks and the
+// rename, and the original gen/ is moved back right after (the path taken
+// again): the person's directory stays in the backup, and its f7.txt,
+// which cannot go back then (gen/f7.txt is taken), is kept for the rescue
+// (movedAmiss, strangers: ap.foreign). The deletions then go one by one,
+// the original gen/f7.txt into a backup of its own, and a program that
+// holds that file open saves through it after the move. At the rescue,
+// gen/f7.txt is free: strangers puts the person's f7.txt back there, but
+// its stale entry in ap.foreign makes KeepSaves fail (its file is gone),
+// so nothing is stored under a ref: the program's save is kept on disk,
+// and rescued[] names, by its file, a backup that no longer exists. Both
+// contents must be somewhere, and rescued[] must name real files.
+func TestRescueNamesOnlyFilesThatAreThere(t *testing.T) {
+	f := turnMaking(t, "base.txt", numbered("gen/f%d.txt", 8)...)
+	r := f.r
+	const theirs = "the person's own f7\n"
+	held, err := os.OpenFile(r.Path("gen/f7.txt"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var seen []string
+	saved := false
+	hook(t, func(op, rel string) {
+		switch {
+		case op == "dirrename" && rel == "gen":
+			if err := os.Rename(r.Path("gen"), r.Path("gen.old")); err != nil {
+				t.Error(err)
+			}
+			if err := os.Mkdir(r.Path("gen"), 0o755); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(r.Path("gen/f7.txt"), []byte(theirs), 0o644); err != nil {
+				t.Error(err)
+			}
+		case op == "dirmoved" && rel == "gen":
+			if err := os.Rename(r.Path("gen.old"), r.Path("gen")); err != nil {
+				t.Error(err)
+			}
+		case op == "move" && !saved:
+			if _, err := os.Lstat(r.Path("gen/f7.txt")); err == nil {
+				return // not moved yet
+			}
+			// gen/f7.txt is in its backup now.
+			saved = true
+			if _, err := held.WriteString("saved through the held file\n"); err != nil {
+				t.Error(err)
+			}
+		default:
+			return
+		}
+		seen = append(seen, op+" "+rel)
+	})
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if len(seen) != 3 {
+		t.Fatalf("the swaps and the save were not all made: %v (err %v)", seen, err)
+	}
+	if err != nil {
+		t.Fatalf("rollback: %v", describe(err))
+	}
+	for _, want := range []string{theirs, "saved through the held file"} {
+		if where := keptWhere(t, r, r, want); where == "" {
+			t.Errorf("%q is nowhere: not in the tree, a backup, nor refs/venom/rescued/; rescued %+v", want, res.Repos[0].Rescued)
+		}
+	}
+	for _, rs := range res.Repos[0].Rescued {
+		if _, err := os.Lstat(rs.File); rs.Ref == "" && err != nil {
+			t.Errorf("rescued[] names %s by its file %s, which is not there: %v", rs.Path, rs.File, err)
+		}
 	}
 }
