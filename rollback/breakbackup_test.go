@@ -80,10 +80,10 @@ func crossDeviceTwoFiles(t *testing.T) (*gittest.Repo, *fixture, []string) {
 // directory is on another file system, the rollback copies a.txt into it,
 // removes a.txt, and holds the removed file open until it compares its
 // backups (heldCopies). A program that holds a.txt open too and saves
-// through it after that comparison, as the rollback logs its end (here
-// at the rollback.ended step, through this test's descriptor), writes
-// into a file that has no name any more; the rollback then closes its
-// own descriptor (cleanup) without looking again. The save must be kept
+// through it after that comparison, before the rollback logs its end
+// (here at the rollback.verified step, through this test's descriptor),
+// writes into a file that has no name any more; the rollback then closes
+// its own descriptor (cleanup) without looking again. The save must be kept
 // somewhere, as TestSaveAfterTheRescueJudgedIsNeverUnlinked keeps the
 // same save where the backup is a rename.
 func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
@@ -96,7 +96,7 @@ func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
 	defer held.Close()
 	save := fmt.Sprintf("printf 'saved late through a held file\\n' >>/proc/%d/fd/%d", os.Getpid(), held.Fd())
 	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
 	if real.exit != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
 	}
