@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,12 +240,31 @@ func (t *Tree) savesAmong(ctx context.Context, moved []Moved, sn Seen) ([]Moved,
 // its file, which the caller must keep.
 func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, safety journal.RepoState, saves []Moved) (out []Rescued, stored bool) {
 	r := t.Repo
+	// A save whose file is gone (put back in the tree since it was
+	// found) has nothing left to keep: the rest are kept all the same.
+	saves = slices.DeleteFunc(slices.Clone(saves), func(m Moved) bool {
+		_, err := os.Lstat(m.File)
+		return err != nil
+	})
+	if len(saves) == 0 {
+		return nil, true
+	}
 	byFile := func() ([]Rescued, bool) {
 		var out []Rescued
 		for _, m := range saves {
 			out = append(out, Rescued{Path: m.Path, File: m.File})
 		}
 		return out, false
+	}
+	// One tree holds one entry a path: two saves of one path (a file a
+	// person made in a directory moved whole, and the backup of the same
+	// path) are both kept on disk, named by their files.
+	once := map[string]bool{}
+	for _, m := range saves {
+		if once[m.Path] {
+			return byFile()
+		}
+		once[m.Path] = true
 	}
 	var files []string
 	entries := map[string]*plumbing.Entry{}

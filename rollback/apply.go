@@ -266,9 +266,16 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		// rollback.started with no end, which RFC 7.6 calls interrupted,
 		// and the next command closes it so. Say that now, with the way
 		// back, rather than report a rollback no record confirms.
-		return nil, rfcerr.Wrap(checkpoint.CodeInterrupted, err, map[string]any{"repo": ".", "reason": "logging rollback.ended: " + err.Error(), "safety": res.Safety, "after": res.After},
+		// What it kept (a save it rescued, one made into a backup since)
+		// is named here: the next command finds no backup to name it by.
+		for _, ap := range aps {
+			ap.rescued = append(ap.rescued, ap.cleanup()...)
+		}
+		data := map[string]any{"repo": ".", "reason": "logging rollback.ended: " + err.Error(), "safety": res.Safety, "after": res.After}
+		e := rfcerr.Wrap(checkpoint.CodeInterrupted, err, data,
 			"the rollback was applied, but its end could not be logged; the next command records it as interrupted").
 			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
+		return nil, aps.withKept(e, data, res.Safety)
 	}
 	failpoint.Hit("rollback.ended") // a kill here leaves the backups to the next command (checkpoint.DropEndedBackups)
 	// The backups go now. One saved into since the rescue judged it
@@ -280,6 +287,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			res.Repos[i].Rescued = ap.rescued // as report() sets it, which ran for left
 			exact = false
 		}
+		res.Repos[i].Backup = ap.keptBackup
 	}
 	res.DryRun = false
 	return &res, nil

@@ -87,6 +87,9 @@ func crossDeviceTwoFiles(t *testing.T) (*gittest.Repo, *fixture, []string) {
 // somewhere, as TestSaveAfterTheRescueJudgedIsNeverUnlinked keeps the
 // same save where the backup is a rename.
 func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("the save is made through /proc/<pid>/fd, which this system has not")
+	}
 	main, f, args := crossDeviceTwoFiles(t)
 	r := f.r
 	held, err := os.OpenFile(r.Path("a.txt"), os.O_WRONLY, 0)
@@ -180,7 +183,10 @@ func TestWayBackCopyDoesNotOverwriteASave(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	saved := false
-	tmp := r.Path("a.txt.venom-restore")
+	copying := func() bool {
+		m, _ := filepath.Glob(r.Path("a.txt.venom-restore*"))
+		return len(m) > 0
+	}
 loop:
 	for {
 		select {
@@ -192,7 +198,7 @@ loop:
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		if _, err := os.Lstat(tmp); err == nil {
+		if copying() {
 			// An editor's save: a new file renamed over a.txt.
 			if err := os.WriteFile(r.Path("a.txt.person"), []byte("the person's save\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -259,13 +265,26 @@ func TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole(t *testing.T) {
 	r.Write("a.txt", "a person's edit after k2, only in S\n")
 	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
 	plan := planOf(t, r, args)
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneSafety)
+	// By then the rollback's own checkpoint k4 exists: the safety
+	// checkpoint, k3, is named.
+	prune := strings.Replace(pruneSafety, "safety=$(git for-each-ref --format='%(refname)' refs/venom/checkpoints/a1/ | sort -t/ -k5 -n | tail -n 1)", "safety=refs/venom/checkpoints/a1/3", 1)
+	if prune == pruneSafety {
+		t.Fatal("pruneSafety no longer names the safety checkpoint as this test expects")
+	}
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
 	soid := strings.TrimSpace(r.Read(".git/venom/pruned-safety"))
+	if k3 := r.Line("rev-parse", "refs/venom/checkpoints/a1/3"); soid != k3 {
+		t.Fatalf("the simulated gc pruned %s, not the safety checkpoint k3 (%s)", soid, k3)
+	}
 	if _, err := r.GitErr("cat-file", "-e", soid); err == nil {
 		t.Fatalf("the simulated gc did not prune the safety commit %s\n%s", soid, real.stderr)
 	}
 	if where := keptWhere(t, r, r, "a person's edit after k2"); where == "" {
 		t.Errorf("the person's edit of a.txt is nowhere: S was pruned and the backup removed (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 || !strings.Contains(real.stdout, `"backup":"`+dirs[0]+`"`) {
+		t.Errorf("the result does not name the kept backup %v\n%s", dirs, real.stdout)
 	}
 }
 

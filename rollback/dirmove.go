@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,6 +386,7 @@ func (ap *applier) strangers(md movedDir) bool {
 		}
 		if ap.putBackNew(rel, p) {
 			ap.leave(rel, "created while the rollback ran, in a directory it deleted; put back")
+			ap.unforeign(p)
 			return nil
 		}
 		clean = false
@@ -400,6 +402,16 @@ func (ap *applier) strangers(md movedDir) bool {
 		return nil
 	})
 	return clean
+}
+
+// unforeign drops the file at file from what the rescue is to keep
+// (foreign): it went back to the tree since it was found.
+func (ap *applier) unforeign(file string) {
+	if !ap.foreignSeen[file] {
+		return
+	}
+	delete(ap.foreignSeen, file)
+	ap.foreign = slices.DeleteFunc(ap.foreign, func(m checkpoint.Moved) bool { return m.File == file })
 }
 
 // putBackNew moves the file or symlink at file, which the rollback moved

@@ -128,6 +128,12 @@ type Repo struct {
 	// it then replaced, and where their bytes are kept (issue 13 item 2).
 	// Real call only.
 	Rescued []Rescued `json:"rescued,omitempty"`
+	// Backup is the backup directory of this repository, kept whole
+	// because the safety checkpoint lost objects (a `git gc
+	// --prune=now` beside the rollback) after the rollback checked it:
+	// what the rollback replaced is there, and perhaps nowhere else.
+	// Absent otherwise. Real call only.
+	Backup string `json:"backup,omitempty"`
 }
 
 // Conversation is the result's conversation member (RFC 8, 11.1). Resume is

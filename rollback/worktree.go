@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/venom-org/git-venom/plumbing"
@@ -368,8 +369,9 @@ func (w *worktree) remove(rel string) error {
 		return err
 	}
 	if st.IsDir() {
-		// Only an empty directory can get here (checkDelete refuses others).
-		if err := os.Remove(abs); err != nil {
+		// Only an empty directory can get here (checkDelete refuses
+		// others); rmdir, which never unlinks a file swapped in.
+		if err := syscall.Rmdir(abs); err != nil {
 			return err
 		}
 	} else if err := os.Remove(abs); err != nil {
@@ -423,7 +425,9 @@ func (w *worktree) pruneParents(rel string) {
 		if err != nil || !st.IsDir() {
 			return
 		}
-		if err := os.Remove(abs); err != nil {
+		// rmdir, never os.Remove: that unlinks first, and a file
+		// swapped in since the lstat would go.
+		if err := syscall.Rmdir(abs); err != nil {
 			return
 		}
 		if w.dirs != nil {
@@ -458,7 +462,7 @@ func (w *worktree) pruneAll(rels []string) {
 		}
 		abs := filepath.Join(w.root, filepath.FromSlash(d))
 		st, err := os.Lstat(abs)
-		removed := err == nil && st.IsDir() && w.parentsNow(d) == "" && os.Remove(abs) == nil
+		removed := err == nil && st.IsDir() && w.parentsNow(d) == "" && syscall.Rmdir(abs) == nil
 		if !removed {
 			for q := path.Dir(d); q != "." && q != "/" && !stays[q]; q = path.Dir(q) {
 				stays[q] = true

@@ -154,6 +154,27 @@ type backup struct {
 	copied bool
 	held   *os.File
 	saved  bool
+	// heldSt is what the held file was when its bytes were last copied
+	// (heldCopies), once they were: a change after that is a save too.
+	heldSt   stamp
+	heldSeen bool
+}
+
+// heldChanged reports whether the file held open behind b was written
+// since it was copied last (since the rollback moved it, before that).
+func (b *backup) heldChanged() (os.FileInfo, bool) {
+	if b.held == nil {
+		return nil, false
+	}
+	fi, err := b.held.Stat()
+	if err != nil {
+		return nil, false
+	}
+	was := b.st
+	if b.heldSeen {
+		was = b.heldSt
+	}
+	return fi, !stampOf(fi).unchanged(was)
 }
 
 // release closes the file held open behind the backup, if any.
@@ -228,6 +249,9 @@ type applier struct {
 	judged      checkpoint.Seen
 	judgedMoved []checkpoint.Moved
 	cleaned     bool
+	// keptBackup is the backup directory, kept whole because the safety
+	// checkpoint was no longer whole when the cleanup was to remove it.
+	keptBackup string
 }
 
 // nextBackup is the name of a new backup in the backup directory.
@@ -562,41 +586,129 @@ func copyFrom(f *os.File, dst string, perm fs.FileMode) error {
 // puts them back and the rescue keeps them. Called before either.
 func (ap *applier) heldCopies() {
 	for _, b := range ap.backups {
-		if b.held == nil {
-			continue
-		}
-		fi, err := b.held.Stat()
-		if err != nil || stampOf(fi).unchanged(b.st) {
+		fi, changed := b.heldChanged()
+		if !changed {
 			continue
 		}
 		tmp := b.file + ".saved"
 		os.Remove(tmp)
 		if copyFrom(b.held, tmp, b.st.perm()) == nil && os.Rename(tmp, b.file) == nil {
 			b.saved = true
+			b.heldSt, b.heldSeen = stampOf(fi), true
 		}
 	}
 }
 
-// putBack moves a backup back to abs, replacing what is there (what the
-// rollback wrote) or into its absence, and says whether it did. A backup
-// on another device is copied back, and the copy in the backup goes once
-// its bytes are at abs.
-func putBack(b *backup, abs string) error {
+// releaseHeld closes the file held open behind the backup of rel, after
+// a last look: one written since heldCopies copied it (a program saving
+// through its own descriptor in the milliseconds since) has its bytes
+// copied to a new file of the backup directory first, which is returned
+// to be named (nil when there was none): once the descriptor is closed,
+// nothing can read them. A new file nothing judged keeps the backup
+// directory (checkpoint.RemoveNamed).
+func (ap *applier) releaseHeld(rel string, b *backup) *Rescued {
+	defer b.release()
+	if _, changed := b.heldChanged(); !changed || ap.backupDir == "" {
+		return nil
+	}
+	dst := ap.nextBackup()
+	if copyFrom(b.held, dst, b.st.perm()) != nil {
+		return nil
+	}
+	return &Rescued{Repo: ap.plan.rel, Path: rel, File: dst}
+}
+
+// heldAfterPutBack releases the file held behind b, put back at rel by
+// the way back: what a program saved through it since heldCopies looked
+// is copied out first (releaseHeld), and goes to the rescue, which
+// stores it under refs/venom/rescued/ (it is not in the tree: the path
+// has the copy's bytes).
+func (ap *applier) heldAfterPutBack(rel string, b *backup) {
+	if rs := ap.releaseHeld(rel, b); rs != nil {
+		ap.foreign = append(ap.foreign, checkpoint.Moved{Path: rel, File: rs.File})
+	}
+}
+
+// errTaken is putBack's answer when the path is no longer as the way
+// back found it (a person saved there meanwhile): nothing was replaced,
+// and the backup stays.
+var errTaken = errors.New("saved into while the way back put it back")
+
+// putBack moves the backup b back to abs: over what the rollback wrote
+// there when still (asked just before) says abs still holds it, or, with
+// still nil, only where nothing is (a file is linked, which never
+// replaces; a symbolic link is renamed after a last look). A backup on
+// another device is copied first, to a name of its own beside abs
+// (created, never replacing anything), and still, or the absence of abs,
+// is asked again once the copy is made: a save made while the bytes were
+// copied is kept (errTaken). The copy in the backup goes once its bytes
+// are at abs.
+func putBack(b *backup, abs string, still func() bool) error {
+	taken := func() bool {
+		if still != nil {
+			return !still()
+		}
+		_, err := os.Lstat(abs)
+		return err == nil
+	}
 	if !b.copied {
-		if err := os.Rename(b.file, abs); !errors.Is(err, syscall.EXDEV) {
-			return err
+		if still == nil && b.st.regular {
+			err := os.Link(b.file, abs)
+			switch {
+			case err == nil:
+				return os.Remove(b.file)
+			case errors.Is(err, fs.ErrExist):
+				return errTaken
+			case !errors.Is(err, syscall.EXDEV):
+				return err
+			}
+		} else {
+			if taken() {
+				return errTaken
+			}
+			if err := os.Rename(b.file, abs); !errors.Is(err, syscall.EXDEV) {
+				return err
+			}
 		}
 	}
-	tmp := abs + ".venom-restore"
-	os.Remove(tmp)
+	tmp, err := restoreName(abs)
+	if err != nil {
+		return err
+	}
 	if err := copyEntry(b.file, tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, abs); err != nil {
+	if still == nil && b.st.regular {
+		err = os.Link(tmp, abs)
+		os.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return errTaken
+		}
+	} else if taken() {
+		os.Remove(tmp)
+		return errTaken
+	} else {
+		err = os.Rename(tmp, abs)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	os.Remove(b.file) // what stays is the next command's sweep's (checkpoint.DropEndedBackups)
 	return nil
+}
+
+// restoreName is a name beside abs that nothing has, for putBack's copy:
+// "<name>.venom-restore-<n>", n the first free one from the process id
+// (a person's file of the plain name is never touched).
+func restoreName(abs string) (string, error) {
+	for i := 0; i < 100; i++ {
+		p := fmt.Sprintf("%s.venom-restore-%d-%d", abs, os.Getpid(), i)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no free name beside %s", abs)
 }
 
 // clearDir removes the directory at rel if it holds nothing but empty
@@ -617,7 +729,7 @@ func clearDir(abs string) bool {
 		return false
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if os.Remove(dirs[i]) != nil {
+		if syscall.Rmdir(dirs[i]) != nil { // never unlink a file swapped in
 			return false
 		}
 	}
@@ -1079,12 +1191,25 @@ func (ap *applier) cleanup() (late []Rescued) {
 		return nil
 	}
 	ap.cleaned = true
-	for _, b := range ap.backups {
-		b.release()
+	for rel, b := range ap.backups {
+		if rs := ap.releaseHeld(rel, b); rs != nil {
+			late = append(late, *rs)
+		}
 	}
 	if ap.manifest != nil {
 		ap.manifest.Close()
 		ap.manifest = nil
+	}
+	// The backups may hold the only copy of what the rollback replaced
+	// once the safety checkpoint is not whole (a `git gc --prune=now`
+	// that began before its ref existed prunes what the ref reaches, even
+	// after the last check of the writes): then they all stay, named.
+	if ap.backupDir != "" && !ap.keep && (len(ap.judgedMoved) > 0 || len(ap.movedDirs) > 0) {
+		c, cancel := ownContext(context.Background(), ap.began)
+		if err := ap.safetyWhole(c); err != nil {
+			ap.keep, ap.keptBackup = true, ap.backupDir
+		}
+		cancel()
 	}
 	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() && !checkpoint.RemoveNamed(ap.backupDir, ap.judgedMoved, nil, ap.judged) {
 		for _, m := range ap.judgedMoved {
@@ -1092,8 +1217,8 @@ func (ap *applier) cleanup() (late []Rescued) {
 				late = append(late, Rescued{Repo: ap.plan.rel, Path: m.Path, File: m.File})
 			}
 		}
-		sort.Slice(late, func(i, j int) bool { return late[i].Path < late[j].Path })
 	}
+	sort.Slice(late, func(i, j int) bool { return late[i].Path < late[j].Path })
 	if ap.indexCopy != "" {
 		plumbing.RemovePrivateIndex(ap.indexCopy)
 	}
@@ -1222,6 +1347,19 @@ func (aps appliers) fail(ctx context.Context, ended journal.RollbackEnded, faile
 	}
 	e := rfcerr.Wrap(code, err, data, "%s", msg).
 		WithHint("%s", checkpoint.UndoHint(top.agent.ID, res.Safety))
+	return aps.withKept(e, data, res.Safety)
+}
+
+// withKept adds to the error e of a rollback that did not end as planned
+// (data is its data) what it kept: each save, in data's rescued and a
+// hint with the command that shows it, and each backup directory kept
+// whole because the safety checkpoint (safety) lost objects, in a hint.
+func (aps appliers) withKept(e *rfcerr.Error, data map[string]any, safety string) *rfcerr.Error {
+	for _, ap := range aps {
+		if ap.keptBackup != "" {
+			e = e.WithHint("the safety checkpoint %s lost objects (a git gc --prune=now beside the rollback?); what the rollback had replaced in %s is kept in %s", safety, ap.plan.repoName(), ap.keptBackup)
+		}
+	}
 	if rescued := aps.rescued(); len(rescued) > 0 {
 		data["rescued"] = rescued
 		for _, rs := range rescued {
@@ -1340,11 +1478,21 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		}
 		switch {
 		case b != nil:
-			if err := putBack(b, abs); err != nil {
+			var still func() bool
+			if present {
+				still = func() bool {
+					now, err := os.Lstat(abs)
+					return err == nil && stampOf(now).sameFile(ours)
+				}
+			}
+			if err := putBack(b, abs, still); errors.Is(err, errTaken) {
+				kept[rel] = true
+				continue
+			} else if err != nil {
 				errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
 				continue
 			}
-			b.release()
+			ap.heldAfterPutBack(rel, b)
 			delete(ap.backups, rel)
 		case c.SrcMode == "000000":
 			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -1381,11 +1529,14 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 			kept[rel] = true // recreated meanwhile
 			continue
 		}
-		if err := putBack(b, abs); err != nil {
+		if err := putBack(b, abs, nil); errors.Is(err, errTaken) {
+			kept[rel] = true // recreated meanwhile
+			continue
+		} else if err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("putting back %s: %w", rel, err))
 			continue
 		}
-		b.release()
+		ap.heldAfterPutBack(rel, b)
 		delete(ap.backups, rel)
 	}
 	perms.apply(ap.w)
@@ -1455,16 +1606,25 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 		}
 	}
 	data := map[string]any{"repo": p.repoName(), "reason": cause.Error()}
-	if len(kept) > 0 {
-		var ks []string
-		for k := range kept {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
+	var ks []string
+	for k := range kept {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	if len(ks) > 0 {
 		data["kept"] = ks
+	}
+	if ap.keptBackup != "" {
+		data["backup"] = ap.keptBackup
 	}
 	if state != "as before" {
 		rs := map[string]any{"repo": p.repoName(), "state": state, "reason": cause.Error() + "; undoing it: " + reason}
+		if len(ks) > 0 {
+			rs["kept"] = ks // saved meanwhile, kept as saved
+		}
+		if ap.keptBackup != "" {
+			rs["backup"] = ap.keptBackup
+		}
 		data = map[string]any{"repos": []map[string]any{rs}}
 		return "failed.rollback_partial", data
 	}
