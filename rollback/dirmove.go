@@ -252,7 +252,11 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 // plan's deletions below d then go one by one.
 func (ap *applier) movedAmiss(d, abs, dst string, moved os.FileInfo) {
 	ap.touched = true
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && ap.w.parentsNow(d) == "" {
+	// A directory goes back by rename (it cannot replace a file, nor a
+	// directory with anything in it); a file or symbolic link by link
+	// (putBackNew, below), which never replaces what someone made there
+	// since the look.
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && moved.IsDir() && ap.w.parentsNow(d) == "" {
 		if os.Rename(dst, abs) == nil {
 			return
 		}
