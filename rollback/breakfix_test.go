@@ -1,0 +1,63 @@
+package rollback_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/venom-org/git-venom/checkpoint"
+)
+
+// Repros of the breakfix review (/work/notes/breakfix.md): the backup
+// lifecycle after 519a9b17..180a46b1.
+
+// genEditedAfterK2 is a tree whose turn (k1 to k2) made gen/f0..f3.txt,
+// a directory the rollback to k1 moves into its backup whole
+// (GIT_VENOM_TEST_DIRMOVE_MIN=2), and a.txt changed; a person then edits
+// gen/f1.txt after k2, so that only the safety checkpoint S and the file
+// hold that edit. It returns f and the plan's arguments.
+func genEditedAfterK2(t *testing.T) (*fixture, []string) {
+	t.Helper()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	for _, p := range numbered("gen/f%d.txt", 4) {
+		r.Write(p, made(p))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	r.Write("gen/f1.txt", "a person's edit of gen/f1 after k2, only in S\n")
+	return f, []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+}
+
+// TestWayBackKeepsAMovedDirsFileItsPrunedSafetyLost: as
+// TestWayBackKeepsABackupItsPrunedSafetyCheckpointLost, but the person's
+// edit is in a directory the rollback moved whole. A gc that raced the
+// rollback prunes S's objects as the writes end, and a program makes
+// gen/f1.txt anew; the second whole-check fails and the rollback goes
+// back. gen/f1.txt is taken, so its backup (the person's edit, S's blob
+// gone) does not go back; the way back's rescue then removes the moved
+// directory (settleMovedDirs, dropDir) before cleanup re-checks S, which
+// keeps only the per-file backups. The edit must be somewhere.
+func TestWayBackKeepsAMovedDirsFileItsPrunedSafetyLost(t *testing.T) {
+	f, args := genEditedAfterK2(t)
+	r := f.r
+	plan := planOf(t, r, args)
+	exec := pruneSafety + "mkdir -p gen && printf 'made anew\\n' >gen/f1.txt\n"
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2",
+		"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+exec)
+	out := parseOut(t, real)
+	if real.exit != 1 || out.Error == nil {
+		t.Fatalf("rollback whose safety checkpoint was pruned: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got := r.Read("gen/f1.txt"); got != "made anew\n" {
+		t.Errorf("gen/f1.txt is %q, want the new file kept", got)
+	}
+	if where := keptWhere(t, r, r, "a person's edit of gen/f1"); where == "" {
+		t.Errorf("the person's edit of gen/f1.txt is nowhere (S pruned, the moved directory removed): %s\n%s", out.Error.Code, real.stdout)
+	}
+	if !strings.Contains(real.stdout, "backup") {
+		t.Logf("no backup named: %s", real.stdout)
+	}
+}
