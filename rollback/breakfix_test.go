@@ -1,6 +1,9 @@
 package rollback_test
 
 import (
+	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,5 +62,57 @@ func TestWayBackKeepsAMovedDirsFileItsPrunedSafetyLost(t *testing.T) {
 	}
 	if !strings.Contains(real.stdout, "backup") {
 		t.Logf("no backup named: %s", real.stdout)
+	}
+}
+
+// gitPruningAfterArm is a git wrapper for GIT_VENOM_GIT: once the file
+// arm exists, the first git child that is not a cat-file (the rollback's
+// last whole-check of S is one) deletes arm and first runs pruneSafety
+// in dir, as a `git gc --prune=now` that raced the rollback does at that
+// moment.
+func gitPruningAfterArm(t *testing.T, dir, arm string) string {
+	t.Helper()
+	real, err := osexec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	prune := filepath.Join(tmp, "prune.sh")
+	if err := os.WriteFile(prune, []byte(pruneSafety), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n" +
+		"if [ -e '" + arm + "' ]; then case \" $* \" in *\" cat-file \"*) ;; *) rm -f '" + arm + "'; (cd '" + dir + "' && sh '" + prune + "') >&2;; esac; fi\n" +
+		"exec '" + real + "' \"$@\"\n"
+	w := filepath.Join(tmp, "git")
+	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestMovedDirStaysWhileTheSafetyCheckpointIsWhole: as
+// TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole, a gc that raced the
+// rollback prunes S's objects after the rollback's last whole-check of
+// the writes, here as the rollback captures the tree again (its first
+// git child after that check). cleanup re-checks S and keeps the backup
+// directory, named as repos[].backup; but gen/, moved into it whole and
+// holding the person's edit of gen/f1.txt (only in S and there), was
+// already removed by the rescue (settleMovedDirs), which runs before
+// that re-check. The edit is then nowhere, and repos[].backup names a
+// directory that does not hold what the rollback replaced.
+func TestMovedDirStaysWhileTheSafetyCheckpointIsWhole(t *testing.T) {
+	f, args := genEditedAfterK2(t)
+	r := f.r
+	plan := planOf(t, r, args)
+	arm := filepath.Join(t.TempDir(), "arm")
+	wrapper := gitPruningAfterArm(t, r.Dir, arm)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2", "GIT_VENOM_GIT="+wrapper,
+		"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=: >'"+arm+"'")
+	if _, err := os.Lstat(r.Path(".git/venom/pruned-safety")); err != nil {
+		t.Fatalf("the simulated gc did not run (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if where := keptWhere(t, r, r, "a person's edit of gen/f1"); where == "" {
+		t.Errorf("the person's edit of gen/f1.txt is nowhere: S was pruned and gen/ removed from the backup (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
 	}
 }
