@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/rollback"
 )
 
 // Repros of the breakfix review (/work/notes/breakfix.md): the backup
@@ -115,4 +116,82 @@ func TestMovedDirStaysWhileTheSafetyCheckpointIsWhole(t *testing.T) {
 	if where := keptWhere(t, r, r, "a person's edit of gen/f1"); where == "" {
 		t.Errorf("the person's edit of gen/f1.txt is nowhere: S was pruned and gen/ removed from the backup (exit %d)\n%s%s", real.exit, real.stdout, real.stderr)
 	}
+}
+
+// backupsUnder lists the backup directories anywhere under the git
+// directory gitDir (a linked worktree's and a submodule's included).
+func backupsUnder(gitDir string) []string {
+	var out []string
+	filepath.WalkDir(gitDir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && e.IsDir() && strings.HasPrefix(e.Name(), "backup-") && filepath.Base(filepath.Dir(p)) == "tmp" {
+			out = append(out, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// TestNoBackupLeftAfterNormalRollbacks: the regressions the brief asks
+// about. A rollback that ends as planned, or goes back after a Ctrl-C,
+// with nobody saving meanwhile, leaves no backup directory: across
+// devices (copies held open), with a directory moved whole, and with
+// submodules.
+func TestNoBackupLeftAfterNormalRollbacks(t *testing.T) {
+	t.Run("across devices", func(t *testing.T) {
+		main, f, args := crossDeviceTwoFiles(t)
+		real := realCall(t, f.r, args, planOf(t, f.r, args).Plan)
+		if real.exit != 0 {
+			t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+		}
+		if left := backupsUnder(main.GitDir); len(left) != 0 {
+			t.Errorf("backup directories left: %v\n%s", left, real.stdout)
+		}
+	})
+	t.Run("across devices, Ctrl-C", func(t *testing.T) {
+		main, f, args := crossDeviceTwoFiles(t)
+		real := realCall(t, f.r, args, planOf(t, f.r, args).Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
+		if out := parseOut(t, real); out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+			t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+		}
+		if got := f.r.Read("a.txt"); got != "a two\n" {
+			t.Errorf("a.txt after the way back: %q", got)
+		}
+		if left := backupsUnder(main.GitDir); len(left) != 0 {
+			t.Errorf("backup directories left: %v\n%s", left, real.stdout)
+		}
+	})
+	t.Run("moved whole, Ctrl-C", func(t *testing.T) {
+		f, args := genEditedAfterK2(t)
+		real := realCall(t, f.r, args, planOf(t, f.r, args).Plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2", "GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
+		if out := parseOut(t, real); out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+			t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+		}
+		if got := f.r.Read("gen/f1.txt"); !strings.Contains(got, "a person's edit") {
+			t.Errorf("gen/f1.txt after the way back: %q", got)
+		}
+		if left := backupsUnder(f.r.GitDir); len(left) != 0 {
+			t.Errorf("backup directories left: %v\n%s", left, real.stdout)
+		}
+	})
+	t.Run("submodules", func(t *testing.T) {
+		f, lib, in := subFixture(t, false)
+		k1, _ := agentTurn(t, f, lib, in)
+		f.mustRollback(k1, rollback.Options{Restore: "files"})
+		if left := backupsUnder(f.r.GitDir); len(left) != 0 {
+			t.Errorf("backup directories left: %v", left)
+		}
+	})
+	t.Run("submodules, Ctrl-C", func(t *testing.T) {
+		f, lib, in := subFixture(t, false)
+		k1, _ := agentTurn(t, f, lib, in)
+		args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+		real := realCall(t, f.r, args, planOf(t, f.r, args).Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.sub-written:int")
+		if out := parseOut(t, real); out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+			t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+		}
+		if left := backupsUnder(f.r.GitDir); len(left) != 0 {
+			t.Errorf("backup directories left: %v\n%s", left, real.stdout)
+		}
+	})
 }
