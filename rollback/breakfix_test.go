@@ -195,3 +195,47 @@ func TestNoBackupLeftAfterNormalRollbacks(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorNamesADeinitializedNestedSubmodulesBackup: as
+// TestDoctorNamesADeinitializedSubmodulesBackup, for the submodule two
+// deep. A rollback killed once it logged its end leaves a backup in
+// lib/in's git directory (.git/modules/lib/modules/in), and a save into
+// it keeps it from the sweeps. After `git submodule deinit -f lib`,
+// lib/in is no longer checked out either, and the doctor looks for its
+// git directory by the top's .gitmodules alone
+// (plumbing.Repo.SubmoduleGitDir: .git/modules/lib/in), so it says no
+// rollback left a backup directory while one holds the person's save.
+func TestDoctorNamesADeinitializedNestedSubmodulesBackup(t *testing.T) {
+	f, lib, in := subFixture(t, false)
+	r := f.r
+	k1, _ := agentTurn(t, f, lib, in)
+	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	inDirs := backupDirs(in, nil)
+	if len(inDirs) != 1 {
+		t.Fatalf("lib/in's backup directories after the kill: %v", inDirs)
+	}
+	saved := backupHolding(inDirs[0], "i2 (the agent's)\n")
+	if saved == "" {
+		t.Fatalf("no backup of lib/in/i in %s", inDirs[0])
+	}
+	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("saved through a file held open\n")
+	fh.Close()
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, inDirs[0]) {
+		t.Fatalf("doctor before the deinit: %s %s; want it to name %s", level, msg, inDirs[0])
+	}
+	r.Git("submodule", "deinit", "-q", "-f", "lib")
+	if _, err := os.Stat(inDirs[0]); err != nil {
+		t.Fatalf("the backup went with the deinit: %v", err)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, inDirs[0]) {
+		t.Errorf("doctor after lib's deinit: %s %s; want it to name %s, which holds a person's save", level, msg, inDirs[0])
+	}
+}
