@@ -239,3 +239,43 @@ func TestDoctorNamesADeinitializedNestedSubmodulesBackup(t *testing.T) {
 		t.Errorf("doctor after lib's deinit: %s %s; want it to name %s, which holds a person's save", level, msg, inDirs[0])
 	}
 }
+
+// filesIn is every file or symlink below dir but its manifest.
+func filesIn(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && !(filepath.Dir(p) == dir && e.Name() == checkpoint.ManifestFile) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestWayBackNamesNoEmptyBackup: a gc that raced the rollback prunes S
+// as the writes end, nobody saves, and the way back puts every file back
+// from its backup (gen/, moved whole, file by file). Nothing of the tree
+// is then only in the backup directory; yet cleanup, finding S not whole
+// and a moved directory recorded, keeps it and names it as repos[].backup
+// ("what the rollback had replaced is kept in ..."), a directory with
+// nothing but its manifest, which no sweep removes either (S is not
+// whole) and the doctor warns about for good.
+func TestWayBackNamesNoEmptyBackup(t *testing.T) {
+	f, args := genEditedAfterK2(t)
+	r := f.r
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2",
+		"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+pruneSafety)
+	if out := parseOut(t, real); real.exit != 1 || out.Error == nil {
+		t.Fatalf("rollback whose safety checkpoint was pruned: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if got := r.Read("gen/f1.txt"); !strings.Contains(got, "a person's edit") {
+		t.Fatalf("gen/f1.txt after the way back: %q", got)
+	}
+	for _, d := range backupDirs(r, nil) {
+		if len(filesIn(d)) == 0 {
+			named := strings.Contains(real.stdout, d)
+			t.Errorf("the backup directory %s holds nothing but its manifest, and is kept (named in the error: %v)\n%s", d, named, real.stdout)
+		}
+	}
+}
