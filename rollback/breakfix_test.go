@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -277,5 +278,41 @@ func TestWayBackNamesNoEmptyBackup(t *testing.T) {
 			named := strings.Contains(real.stdout, d)
 			t.Errorf("the backup directory %s holds nothing but its manifest, and is kept (named in the error: %v)\n%s", d, named, real.stdout)
 		}
+	}
+}
+
+// TestSweepBesideAnEndingRollbackKeepsAHeldSave: a rollback across
+// devices holds a.txt open behind its copy until its cleanup, which
+// copies what a program saved through it since the rescue into the
+// backup directory (releaseHeld). But the rollback logs its end first,
+// and any other plan or rollback command begins with a sweep of the
+// backup directories of rollbacks that ended (CloseInterrupted, then
+// DropEndedBackups), before and without any lock: one run in that window
+// (here at the rollback.ended step, just after the save) finds only S's
+// copies and removes the directory; releaseHeld's copy then fails (its
+// directory is gone), the descriptor is closed, and the save is nowhere.
+func TestSweepBesideAnEndingRollbackKeepsAHeldSave(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("the save is made through /proc/<pid>/fd, which this system has not")
+	}
+	main, f, args := crossDeviceTwoFiles(t)
+	r := f.r
+	held, err := os.OpenFile(r.Path("a.txt"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	exec := fmt.Sprintf("printf 'saved as the rollback ended\\n' >>/proc/%d/fd/%d && '%s' %s >/dev/null 2>&1; ls -d .git/venom/tmp/backup-* %s/worktrees/*/venom/tmp/backup-* 2>/dev/null >&2; true",
+		os.Getpid(), held.Fd(), filepath.Join(binDir, "git-venom-plan"), strings.Join(args, " "), main.GitDir)
+	plan := planOf(t, r, args)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+exec)
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if st, err := held.Stat(); err != nil || st.Size() != int64(len("a two\nsaved as the rollback ended\n")) {
+		t.Fatalf("the save through the held file was not made: %v %v", st, err)
+	}
+	if where := keptWhere(t, main, r, "saved as the rollback ended"); where == "" {
+		t.Errorf("the save through the held a.txt is nowhere once a plan swept beside the ending rollback\n%s%s", real.stdout, real.stderr)
 	}
 }
