@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -314,5 +315,56 @@ func TestSweepBesideAnEndingRollbackKeepsAHeldSave(t *testing.T) {
 	}
 	if where := keptWhere(t, main, r, "saved as the rollback ended"); where == "" {
 		t.Errorf("the save through the held a.txt is nowhere once a plan swept beside the ending rollback\n%s%s", real.stdout, real.stderr)
+	}
+}
+
+// TestWayBackOfDeletionsKeepsModesAndLinks: the way back puts a deletion
+// back by a link, never a rename (putBack with still nil), and across
+// devices by a copy to a name of its own that is then linked. An
+// executable file and a symbolic link the turn made, deleted by the
+// rollback and put back after a Ctrl-C, come back with their bits and
+// target, and nothing of the way back's (a .venom-restore-* copy, a
+// backup directory) is left.
+func TestWayBackOfDeletionsKeepsModesAndLinks(t *testing.T) {
+	for _, xdev := range []bool{false, true} {
+		t.Run(fmt.Sprintf("across devices %v", xdev), func(t *testing.T) {
+			main := gittest.New(t)
+			r := main
+			if xdev {
+				wtDir := filepath.Join(otherDevice(t, main.Dir), "wt")
+				main.Write("a.txt", "one\n")
+				main.Commit("init")
+				main.Git("worktree", "add", "-q", wtDir)
+				r = gittest.At(t, wtDir)
+			} else {
+				r.Write("a.txt", "one\n")
+				r.Commit("init")
+			}
+			f := &fixture{t: t, r: r, agent: "a1"}
+			f.take(checkpoint.ReasonTurnStart) // k1
+			r.Write("a.txt", "a two\n")
+			write(t, r.Dir, "run.sh", []byte("#!/bin/sh\necho made\n"), 0o755)
+			symlink(t, r.Dir, "link", "a.txt")
+			f.take(checkpoint.ReasonTurnEnd) // k2
+			args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+			real := realCall(t, r, args, planOf(t, r, args).Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:int")
+			if out := parseOut(t, real); out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+				t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+			}
+			if st, err := os.Lstat(r.Path("run.sh")); err != nil || st.Mode() != 0o755 {
+				t.Errorf("run.sh after the way back: %v %v", st.Mode(), err)
+			} else if got := r.Read("run.sh"); got != "#!/bin/sh\necho made\n" {
+				t.Errorf("run.sh holds %q", got)
+			}
+			if target, err := os.Readlink(r.Path("link")); err != nil || target != "a.txt" {
+				t.Errorf("link after the way back: %q %v", target, err)
+			}
+			if m, _ := filepath.Glob(r.Path("*.venom-restore*")); len(m) != 0 {
+				t.Errorf("left in the tree: %v", m)
+			}
+			if left := backupsUnder(main.GitDir); len(left) != 0 {
+				t.Errorf("backup directories left: %v", left)
+			}
+		})
 	}
 }
