@@ -368,3 +368,34 @@ func TestWayBackOfDeletionsKeepsModesAndLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptBackupIsNotContradicted: as
+// TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole (a gc prunes S as the
+// rollback compares its backups), in the words a person reads: the
+// rollback keeps its backup directory and warns that S lost objects and
+// that what it replaced is kept there, then says, as always, that the
+// safety checkpoint holds the tree as it was before, with the command to
+// undo, which cannot work now (S's objects are gone). (The TUI's result,
+// internal/tui/result.go, never reads repos[].backup at all: it says
+// only the latter.)
+func TestKeptBackupIsNotContradicted(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "a two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	r.Write("a.txt", "a person's edit after k2, only in S\n")
+	args := []string{"--agent", f.agent, "k1", "--restore", "files"}
+	plan := planOf(t, r, append(args, "--json"))
+	prune := strings.Replace(pruneSafety, "safety=$(git for-each-ref --format='%(refname)' refs/venom/checkpoints/a1/ | sort -t/ -k5 -n | tail -n 1)", "safety=refs/venom/checkpoints/a1/3", 1)
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 || !strings.Contains(real.stdout+real.stderr, dirs[0]) {
+		t.Fatalf("the kept backup %v is not named (exit %d)\n%s%s", dirs, real.exit, real.stdout, real.stderr)
+	}
+	if said := real.stdout + real.stderr; strings.Contains(said, "k3 holds the tree as it was before") {
+		t.Errorf("the output says S holds the tree as it was before, after saying S lost objects:\n%s", said)
+	}
+}
