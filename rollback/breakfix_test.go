@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -397,5 +398,44 @@ func TestKeptBackupIsNotContradicted(t *testing.T) {
 	}
 	if said := real.stdout + real.stderr; strings.Contains(said, "k3 holds the tree as it was before") {
 		t.Errorf("the output says S holds the tree as it was before, after saying S lost objects:\n%s", said)
+	}
+}
+
+// TestLateSaveInASubmoduleIsNamedOnce: a save made into the backup of
+// lib/l (a submodule's file the rollback replaced) after the rescue
+// judged it (here at the rollback.verified step) keeps lib's backup
+// directory, and is named once in rescued[], in lib's entry, with repo
+// lib and its file; exact is false.
+func TestLateSaveInASubmoduleIsNamedOnce(t *testing.T) {
+	f, lib, in := subFixture(t, false)
+	r := f.r
+	k1, _ := agentTurn(t, f, lib, in)
+	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	save := `for f in .git/modules/lib/venom/tmp/backup-*/*; do if [ "$(cat "$f")" = "l2 (the agent's)" ]; then printf 'saved late into lib/l\n' >>"$f"; fi; done`
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	var res rollback.Result
+	if err := json.Unmarshal([]byte(real.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	for _, rp := range res.Repos {
+		for _, rs := range rp.Rescued {
+			named = append(named, rp.Repo+": "+rs.Repo+" "+rs.Path)
+			if rs.File != "" {
+				if b, err := os.ReadFile(rs.File); err != nil || !strings.Contains(string(b), "saved late into lib/l") {
+					t.Errorf("rescued[] names %s, which does not hold the save: %q %v", rs.File, b, err)
+				}
+			}
+		}
+	}
+	if len(named) != 1 || named[0] != "lib: lib l" {
+		t.Errorf("rescued[] entries (repo entry: repo path): %q, want one, lib's, for lib/l\n%s", named, real.stdout)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with a save kept aside", res.Exact)
 	}
 }
