@@ -439,3 +439,61 @@ func TestLateSaveInASubmoduleIsNamedOnce(t *testing.T) {
 		t.Errorf("exact is %v with a save kept aside", res.Exact)
 	}
 }
+
+// TestSweepNeverUnlinksThroughASymlinkMovedIntoTheBackup: a person moves
+// gen/ to another disk and leaves a symbolic link in its place (cp -a
+// gen /data/gen; rm -rf gen; ln -s /data/gen gen) between the
+// rollback's checks of gen/ and its rename: the rename moves the link
+// into the backup, at the name the manifest gives the directory, whose
+// files it lists below that name. When gen/ is taken again by then, the
+// link stays there for the rescue (movedAmiss: ap.foreign), and a kill
+// before the rollback ends leaves it so. The state is made here after a
+// kill at rollback.deleted of a plain move of gen/, the moved directory
+// replaced by such a link. The next command's rescue (rescueIn) reads
+// the manifest's files through the link (savesAmong's lstat follows a
+// symlink in the middle of a path), finds S's bytes, stores the link
+// itself (foreignIn), and RemoveNamed then unlinks each listed file
+// through the link: the person's files on the other disk.
+func TestSweepNeverUnlinksThroughASymlinkMovedIntoTheBackup(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	gen := numbered("gen/f%d.txt", 4)
+	for _, p := range gen {
+		r.Write(p, made(p))
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2", "GIT_VENOM_TEST_FAILPOINT=rollback.deleted"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	m, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", "backup-*", "*", "f0.txt"))
+	if len(m) != 1 {
+		t.Fatalf("gen/ is not in the backup: %v", m)
+	}
+	moved := filepath.Dir(m[0])
+	away := filepath.Join(t.TempDir(), "data", "gen")
+	if err := os.MkdirAll(away, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gen {
+		write(t, away, filepath.Base(p), []byte(made(p)), 0o644)
+	}
+	if err := os.RemoveAll(moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(away, moved); err != nil {
+		t.Fatal(err)
+	}
+	r.Write("gen/new.txt", "gen/ taken again\n")
+	next := runBin(t, r.Dir, "git-venom-plan", nil, args...)
+	for _, p := range gen {
+		q := filepath.Join(away, filepath.Base(p))
+		if got, err := os.ReadFile(q); err != nil || string(got) != made(p) {
+			t.Errorf("%s on the other disk is %q (%v): removed through the link\n%s", q, got, err, next.stderr)
+		}
+	}
+}
