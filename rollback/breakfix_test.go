@@ -497,3 +497,45 @@ func TestSweepNeverUnlinksThroughASymlinkMovedIntoTheBackup(t *testing.T) {
 		}
 	}
 }
+
+// TestDirMoveNeverReachesThroughASubdirSwappedForALink: the in-process
+// sibling of TestSweepNeverUnlinksThroughASymlinkMovedIntoTheBackup,
+// with no kill. Between moveDir's checks and its rename, a person moves
+// gen/b elsewhere on the same file system and leaves a link in its place
+// (mv gen/b /data/b; ln -s /data/b gen/b). The rename moves gen/ with
+// the link in it; the planned gen/b/f*.txt are then reached through the
+// link. The rollback must not move or remove the files in /data/b: it
+// puts the link back (strangers) before anything is unlinked (dropDir
+// does not follow it), so they stay. (A guard: this passes.)
+func TestDirMoveNeverReachesThroughASubdirSwappedForALink(t *testing.T) {
+	f := turnMaking(t, "base.txt", "gen/a.txt", "gen/b/f0.txt", "gen/b/f1.txt")
+	r := f.r
+	away := filepath.Join(t.TempDir(), "b")
+	swapped := false
+	hook(t, func(op, rel string) {
+		if op != "dirrename" || rel != "gen" || swapped {
+			return
+		}
+		swapped = true
+		if err := os.Rename(r.Path("gen/b"), away); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(away, r.Path("gen/b")); err != nil {
+			t.Error(err)
+		}
+	})
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if !swapped {
+		t.Fatalf("gen/ was never about to be moved whole (err %v)", err)
+	}
+	for _, p := range []string{"gen/b/f0.txt", "gen/b/f1.txt"} {
+		q := filepath.Join(away, filepath.Base(p))
+		if got, err := os.ReadFile(q); err != nil || string(got) != made(p) {
+			var left []string
+			if res != nil {
+				left = leftPaths(res)
+			}
+			t.Errorf("%s outside the tree is %q (%v); left %v", q, got, err, left)
+		}
+	}
+}
