@@ -197,10 +197,12 @@ func allNamed(dir string, moved []Moved) bool {
 
 // DropEndedBackups removes each backup directory LeftBackups finds
 // removable, by name (RemoveNamed: never a file the manifest does not
-// name, nor one changed since it was judged). It takes no lock: no
+// name, nor one changed since it was judged). It holds no lock: no
 // command but such a sweep touches the backup directory of a rollback
-// that ended (that rollback's own cleanup, if it still runs, removes the
-// same names), so a rollback starting meanwhile is not refused. It runs
+// that ended, once that rollback's own cleanup is done, which it knows
+// from the tree's rollback lock being free (a rollback that has logged
+// its end holds it until its cleanup ends), so a rollback starting
+// meanwhile is not refused. It runs
 // once for t (a command closes interrupted rollbacks more than once).
 // What it keeps is a person's to look at: the doctor names it
 // (checkpoints.backups).
@@ -209,6 +211,16 @@ func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) {
 		return
 	}
 	t.swept = true
+	// A rollback that logged its end still removes its backups itself,
+	// holding the tree's rollback lock until it is done (and looks at
+	// the files it holds open as it does): while the lock is held, the
+	// sweep passes over the tree. It does not keep the lock, so that a
+	// rollback starting meanwhile is not refused.
+	lk, err := journal.TryLock(t.Log.LockPath(RollbackLock(t.Path())), true)
+	if err != nil {
+		return
+	}
+	lk.Unlock()
 	for _, lb := range t.leftBackups(ctx, st) {
 		if lb.judge(ctx, t); lb.Removable {
 			RemoveNamed(lb.Dir, lb.moved, nil, lb.seen)

@@ -557,7 +557,8 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 
 // RemoveNamed removes the backup directory dir by name: each file the
 // manifest (moved) or the rescue (saves) names that is still as it was
-// judged (sn), then each directory below dir, deepest first, once empty,
+// judged (sn), reached through real directories only (never through a
+// symbolic link below dir), then each directory below dir, deepest first, once empty,
 // then the manifest and dir when nothing else is left; never a file
 // nothing names, nor one changed since it was judged. A file made in a
 // directory the rollback moved whole after the rescue listed it (by a
@@ -568,9 +569,24 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 // hour old (plumbing.Repo.CleanTmp).
 func RemoveNamed(dir string, moved, saves []Moved, sn Seen) bool {
 	in := dir + string(filepath.Separator)
+	// A file is reached only through real directories below dir: a
+	// directory the manifest names (moved whole) that is a symbolic link
+	// now (a person swapped it for one before the rename) would lead the
+	// unlink out of the backup, into their files.
+	real := map[string]bool{dir: true}
+	var isReal func(d string) bool
+	isReal = func(d string) bool {
+		if v, ok := real[d]; ok {
+			return v
+		}
+		st, err := os.Lstat(d)
+		v := err == nil && st.IsDir() && isReal(filepath.Dir(d))
+		real[d] = v
+		return v
+	}
 	for _, list := range [][]Moved{moved, saves} {
 		for _, m := range list {
-			if !m.Dir && strings.HasPrefix(m.File, in) && sn.Unchanged(m.File) {
+			if !m.Dir && strings.HasPrefix(m.File, in) && isReal(filepath.Dir(m.File)) && sn.Unchanged(m.File) {
 				_ = syscall.Unlink(m.File)
 			}
 		}

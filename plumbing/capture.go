@@ -1147,28 +1147,31 @@ func (r *Repo) submoduleMapping(ctx context.Context) map[string]bool {
 // `git submodule deinit`, or once its directory is gone, its git directory
 // stays in this repository's, <common dir>/modules/<name>
 // (gitrepository-layout(5)), name being what .gitmodules calls the
-// submodule at rel, or rel itself (git's default) where it names none.
-// The runner is for what needs no work tree (refs, objects: its WorkTree
-// is rel's directory, which may be empty or missing). It fails when no
-// such directory holds a HEAD owned by this tree's owner; a submodule of
-// a submodule is not looked for.
+// submodule at rel, or rel itself (git's default) where it names none;
+// a submodule of a submodule's is in that one's, <its git
+// dir>/modules/<name>, its name taken to be its path there (the outer
+// one's .gitmodules is not checked out either). The runner is for what
+// needs no work tree (refs, objects: its WorkTree is rel's directory,
+// which may be empty or missing). It fails when no such directory holds
+// a HEAD owned by this tree's owner.
 func (r *Repo) SubmoduleGitDir(ctx context.Context, rel string) (*Repo, error) {
-	names := []string{rel}
-	if out, err := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`); err == nil {
-		list, _ := splitNul(out)
-		for _, rec := range list {
-			k, v, ok := strings.Cut(rec, "\n")
-			if name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path"); ok && isPath && strings.TrimSuffix(v, "/") == rel {
-				names = append([]string{name}, names...)
-			}
-		}
-	}
 	common := r.CommonDir
 	if common == "" {
 		common = r.GitDir
 	}
-	for _, name := range names {
-		gd := filepath.Join(common, "modules", filepath.FromSlash(name))
+	var cands []string
+	if out, err := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`); err == nil {
+		list, _ := splitNul(out)
+		for _, rec := range list {
+			k, v, ok := strings.Cut(rec, "\n")
+			name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path")
+			if p := strings.TrimSuffix(v, "/"); ok && isPath && (p == rel || strings.HasPrefix(rel, p+"/")) {
+				cands = append(cands, nestedModuleDirs(filepath.Join(common, "modules", filepath.FromSlash(name)), strings.TrimPrefix(strings.TrimPrefix(rel, p), "/"))...)
+			}
+		}
+	}
+	cands = append(cands, nestedModuleDirs(common, rel)...)
+	for _, gd := range cands {
 		hfi, err := os.Stat(filepath.Join(gd, "HEAD"))
 		if err != nil || !sameOwner(r.WorkTree, hfi) {
 			continue
@@ -1179,6 +1182,27 @@ func (r *Repo) SubmoduleGitDir(ctx context.Context, rel string) (*Repo, error) {
 		return &Repo{Git: r.Git, WorkTree: filepath.Join(r.WorkTree, filepath.FromSlash(rel)), GitDir: gd, CommonDir: gd, baseEnv: r.baseEnv, trace: r.trace}, nil
 	}
 	return nil, fmt.Errorf("no git directory of the submodule %s in %s", rel, filepath.Join(common, "modules"))
+}
+
+// nestedModuleDirs lists where the git directory of the submodule at rest
+// (a path below the repository whose git directory is gd; "" for that
+// repository itself) may be: gd/modules/<rest>, and, for each way of
+// cutting rest into a submodule and a path in it,
+// gd/modules/<first>/modules/..., names taken to be paths.
+func nestedModuleDirs(gd, rest string) []string {
+	if rest == "" {
+		return []string{gd}
+	}
+	out := []string{filepath.Join(gd, "modules", filepath.FromSlash(rest))}
+	for i := strings.Index(rest, "/"); i >= 0; {
+		out = append(out, nestedModuleDirs(filepath.Join(gd, "modules", filepath.FromSlash(rest[:i])), rest[i+1:])...)
+		j := strings.Index(rest[i+1:], "/")
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return out
 }
 
 // populated reports whether the gitlink path rel holds a checked-out

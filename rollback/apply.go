@@ -274,7 +274,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		data := map[string]any{"repo": ".", "reason": "logging rollback.ended: " + err.Error(), "safety": res.Safety, "after": res.After}
 		e := rfcerr.Wrap(checkpoint.CodeInterrupted, err, data,
 			"the rollback was applied, but its end could not be logged; the next command records it as interrupted").
-			WithHint("%s", checkpoint.UndoHint(a.ID, res.Safety))
+			WithHint("%s", aps.undoHint(a.ID, res.Safety))
 		return nil, aps.withKept(e, data, res.Safety)
 	}
 	failpoint.Hit("rollback.ended") // a kill here leaves the backups to the next command (checkpoint.DropEndedBackups)

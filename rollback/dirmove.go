@@ -466,6 +466,17 @@ func (ap *applier) settleMovedDirs() {
 	if ap.keep {
 		return // a save could not be stored: the result names its file here
 	}
+	// What a directory moved whole still holds is S's, perhaps alone
+	// once a gc pruned the safety checkpoint: it goes only while that is
+	// whole (keepUnlessWhole), as the cleanup's backups do.
+	for _, md := range ap.movedDirs {
+		if holdsFiles(md.file) {
+			if ap.keepUnlessWhole(); ap.keep {
+				return
+			}
+			break
+		}
+	}
 	for _, md := range ap.movedDirs {
 		if ap.dropMovedDir(md) {
 			continue

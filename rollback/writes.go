@@ -613,7 +613,19 @@ func (ap *applier) releaseHeld(rel string, b *backup) *Rescued {
 	}
 	dst := ap.nextBackup()
 	if copyFrom(b.held, dst, b.st.perm()) != nil {
-		return nil
+		// The directory is gone (removed by hand, or by a sweep that did
+		// not see this rollback running): it is made again, with a
+		// manifest that names the file, so that it is a backup the
+		// sweeps keep (the file is no backup the log knows).
+		if os.MkdirAll(ap.backupDir, 0o700) != nil || copyFrom(b.held, dst, b.st.perm()) != nil {
+			return nil
+		}
+		if line, err := json.Marshal(checkpoint.Moved{Path: rel, File: dst}); err == nil {
+			if f, err := os.OpenFile(filepath.Join(ap.backupDir, checkpoint.ManifestFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+				f.Write(append(line, '\n'))
+				f.Close()
+			}
+		}
 	}
 	return &Rescued{Repo: ap.plan.rel, Path: rel, File: dst}
 }
@@ -659,6 +671,14 @@ func putBack(b *backup, abs string, still func() bool) error {
 				return os.Remove(b.file)
 			case errors.Is(err, fs.ErrExist):
 				return errTaken
+			case noLinks(err):
+				// A file system without hard links (or a file the
+				// kernel's protected_hardlinks keeps): a last look,
+				// then the rename.
+				if taken() {
+					return errTaken
+				}
+				return os.Rename(b.file, abs)
 			case !errors.Is(err, syscall.EXDEV):
 				return err
 			}
@@ -676,10 +696,17 @@ func putBack(b *backup, abs string, still func() bool) error {
 		return err
 	}
 	if err := copyEntry(b.file, tmp); err != nil {
+		if !errors.Is(err, fs.ErrExist) { // else it is someone's, made since the look
+			os.Remove(tmp)
+		}
 		return err
 	}
+	linked := false
 	if still == nil && b.st.regular {
 		err = os.Link(tmp, abs)
+		linked = !noLinks(err)
+	}
+	if linked {
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return errTaken
@@ -696,6 +723,12 @@ func putBack(b *backup, abs string, still func() bool) error {
 	}
 	os.Remove(b.file) // what stays is the next command's sweep's (checkpoint.DropEndedBackups)
 	return nil
+}
+
+// noLinks reports whether err is a hard link's refusal by the file
+// system or the kernel (EPERM, ENOTSUP, EOPNOTSUPP, EMLINK).
+func noLinks(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EMLINK)
 }
 
 // restoreName is a name beside abs that nothing has, for putBack's copy:
@@ -1204,12 +1237,8 @@ func (ap *applier) cleanup() (late []Rescued) {
 	// once the safety checkpoint is not whole (a `git gc --prune=now`
 	// that began before its ref existed prunes what the ref reaches, even
 	// after the last check of the writes): then they all stay, named.
-	if ap.backupDir != "" && !ap.keep && (len(ap.judgedMoved) > 0 || len(ap.movedDirs) > 0) {
-		c, cancel := ownContext(context.Background(), ap.began)
-		if err := ap.safetyWhole(c); err != nil {
-			ap.keep, ap.keptBackup = true, ap.backupDir
-		}
-		cancel()
+	if ap.backupDir != "" && !ap.keep && holdsFiles(ap.backupDir) {
+		ap.keepUnlessWhole()
 	}
 	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() && !checkpoint.RemoveNamed(ap.backupDir, ap.judgedMoved, nil, ap.judged) {
 		for _, m := range ap.judgedMoved {
@@ -1223,6 +1252,42 @@ func (ap *applier) cleanup() (late []Rescued) {
 		plumbing.RemovePrivateIndex(ap.indexCopy)
 	}
 	return late
+}
+
+// keepUnlessWhole checks the safety checkpoint whole once more, on a
+// context of its own, before what the rollback replaced is removed from
+// its backup: when it is not (a gc pruned it after the last check), the
+// backup directory is kept whole (keep) and named (keptBackup).
+func (ap *applier) keepUnlessWhole() {
+	c, cancel := ownContext(context.Background(), ap.began)
+	defer cancel()
+	if err := ap.safetyWhole(c); err != nil {
+		ap.keep, ap.keptBackup = true, ap.backupDir
+	}
+}
+
+// holdsFiles reports whether the directory dir holds anything but
+// directories and a backup's manifest: what the rollback replaced, or a
+// person's file, that removing it would take.
+func holdsFiles(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			found = found || p != dir // what cannot be read is kept
+		case e.IsDir():
+			return nil
+		case filepath.Dir(p) == dir && e.Name() == checkpoint.ManifestFile:
+			return nil
+		default:
+			found = true
+		}
+		if found {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // safetyWhole checks that the safety checkpoint is whole
@@ -1346,8 +1411,21 @@ func (aps appliers) fail(ctx context.Context, ended journal.RollbackEnded, faile
 		msg = "the rollback " + what + " and could not be fully undone"
 	}
 	e := rfcerr.Wrap(code, err, data, "%s", msg).
-		WithHint("%s", checkpoint.UndoHint(top.agent.ID, res.Safety))
+		WithHint("%s", aps.undoHint(top.agent.ID, res.Safety))
 	return aps.withKept(e, data, res.Safety)
+}
+
+// undoHint is checkpoint.UndoHint, unless a repository's backup was kept
+// because the safety checkpoint lost objects: then it does not hold the
+// tree as it was, and the hint says what going back to it can do.
+func (aps appliers) undoHint(agent, safety string) string {
+	for _, ap := range aps {
+		if ap.keptBackup != "" {
+			return "the safety checkpoint " + safety + " lost objects, so going back to it may not give back everything (what the rollback replaced is kept, as said below); to go back as far as it can, run `" +
+				checkpoint.UndoCommand(agent, safety, "") + "`"
+		}
+	}
+	return checkpoint.UndoHint(agent, safety)
 }
 
 // withKept adds to the error e of a rollback that did not end as planned

@@ -156,6 +156,25 @@ func Verification(res *rollback.Result) string {
 	return ""
 }
 
+// KeptBackupLines are the lines a real call's result says, in place of
+// "the safety checkpoint holds the tree as it was before", when a
+// repository's backup was kept because the safety checkpoint lost objects
+// after the rollback checked it (repos[].backup): where what the rollback
+// replaced is, and that the undo may not give everything back. The last
+// line leads to the undo command. None otherwise.
+func KeptBackupLines(res *rollback.Result) []string {
+	var lines []string
+	for _, r := range res.Repos {
+		if r.Backup != "" {
+			lines = append(lines, fmt.Sprintf("warning: the safety checkpoint %s lost objects after the rollback checked it (a git gc --prune=now beside it?); what the rollback replaced in %s is kept in %s", res.Safety, r.Repo, r.Backup))
+		}
+	}
+	if len(lines) > 0 {
+		lines = append(lines, fmt.Sprintf("going back to %s may not give back everything; to go back as far as it can:", res.Safety))
+	}
+	return lines
+}
+
 // RescuedLines are the lines a real call's result says of the saves it
 // kept (repos[].rescued, issue 13 item 2): a person's saves made while it
 // ran into files it then replaced, which are not in the tree now, each

@@ -362,12 +362,13 @@ func printRollback(e *env, res *rollback.Result) {
 	if l := Verification(res); l != "" {
 		printProse(e, l, w)
 	}
-	for _, r := range res.Repos {
-		if r.Backup != "" {
-			printProse(e, fmt.Sprintf("warning: the safety checkpoint %s lost objects after the rollback checked it (a git gc --prune=now beside it?); what the rollback replaced in %s is kept in %s", res.Safety, r.Repo, r.Backup), w)
+	if lines := KeptBackupLines(res); len(lines) > 0 {
+		for _, l := range lines {
+			printProse(e, l, w)
 		}
+	} else {
+		printProse(e, fmt.Sprintf("safety checkpoint %s holds the tree as it was before; to undo:", res.Safety), w)
 	}
-	printProse(e, fmt.Sprintf("safety checkpoint %s holds the tree as it was before; to undo:", res.Safety), w)
 	fmt.Fprintf(e.Out, "  %s\n", undoAfter(res))
 	if res.Note != "" {
 		printProse(e, "the agent will be told: "+res.Note, w)

@@ -77,7 +77,14 @@ func (s *resultScreen) view(m *Model, w, h int) []string {
 			tail = append(tail, st.err.Render(l))
 		}
 	}
-	tail = append(tail, "safety checkpoint "+res.Safety+" holds the tree as it was before; u plans the undo")
+	if kept := cli.KeptBackupLines(res); len(kept) > 0 {
+		for _, l := range kept[:len(kept)-1] {
+			tail = append(tail, st.err.Render(l))
+		}
+		tail = append(tail, "going back to "+res.Safety+" may not give back everything; u plans the undo")
+	} else {
+		tail = append(tail, "safety checkpoint "+res.Safety+" holds the tree as it was before; u plans the undo")
+	}
 	if res.Note != "" {
 		tail = append(tail, "the model will be told: "+res.Note)
 	}
