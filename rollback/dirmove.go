@@ -256,9 +256,12 @@ func (ap *applier) movedAmiss(d, abs, dst string, moved os.FileInfo) {
 	// directory with anything in it); a file or symbolic link by link
 	// (putBackNew, below), which never replaces what someone made there
 	// since the look.
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && moved.IsDir() && ap.w.parentsNow(d) == "" {
-		if os.Rename(dst, abs) == nil {
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && ap.w.parentsNow(d) == "" {
+		if moved.IsDir() && os.Rename(dst, abs) == nil {
 			return
+		}
+		if !moved.IsDir() && ap.putBackNew(d, dst) {
+			return // back where it was, as it was
 		}
 	}
 	switch {
@@ -431,7 +434,14 @@ func (ap *applier) putBackNew(rel, file string) bool {
 		return false
 	}
 	abs := filepath.Join(ap.w.root, filepath.FromSlash(rel))
-	if err := os.Link(file, abs); err != nil {
+	// Neither link(2) nor symlink(2) replaces what is there; a symbolic
+	// link is made again from its target (link(2) may follow it).
+	if st.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(file)
+		if err != nil || os.Symlink(target, abs) != nil {
+			return false
+		}
+	} else if err := os.Link(file, abs); err != nil {
 		return false
 	}
 	os.Remove(file)

@@ -649,7 +649,8 @@ var errTaken = errors.New("saved into while the way back put it back")
 // putBack moves the backup b back to abs: over what the rollback wrote
 // there when still (asked just before) says abs still holds it, or, with
 // still nil, only where nothing is (a file is linked, which never
-// replaces; a symbolic link is renamed after a last look). A backup on
+// replaces, or renamed after a last look where the file system refuses
+// links; a symbolic link is made again from its target). A backup on
 // another device is copied first, to a name of its own beside abs
 // (created, never replacing anything), and still, or the absence of abs,
 // is asked again once the copy is made: a save made while the bytes were
@@ -662,6 +663,21 @@ func putBack(b *backup, abs string, still func() bool) error {
 		}
 		_, err := os.Lstat(abs)
 		return err == nil
+	}
+	if still == nil && b.st.mode&fs.ModeSymlink != 0 {
+		// A symbolic link where nothing is: made again from its target,
+		// which never replaces (nor follows) what someone made there.
+		target, err := os.Readlink(b.file)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(target, abs); errors.Is(err, fs.ErrExist) {
+			return errTaken
+		} else if err != nil {
+			return err
+		}
+		os.Remove(b.file)
+		return nil
 	}
 	if !b.copied {
 		if still == nil && b.st.regular {
