@@ -209,28 +209,9 @@ func TestNoBackupLeftAfterNormalRollbacks(t *testing.T) {
 // (plumbing.Repo.SubmoduleGitDir: .git/modules/lib/in), so it says no
 // rollback left a backup directory while one holds the person's save.
 func TestDoctorNamesADeinitializedNestedSubmodulesBackup(t *testing.T) {
-	f, lib, in := subFixture(t, false)
+	f, _, _, saved := savedInASubmodulesBackup(t, true)
 	r := f.r
-	k1, _ := agentTurn(t, f, lib, in)
-	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended"); !real.killed {
-		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
-	}
-	inDirs := backupDirs(in, nil)
-	if len(inDirs) != 1 {
-		t.Fatalf("lib/in's backup directories after the kill: %v", inDirs)
-	}
-	saved := backupHolding(inDirs[0], "i2 (the agent's)\n")
-	if saved == "" {
-		t.Fatalf("no backup of lib/in/i in %s", inDirs[0])
-	}
-	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh.WriteString("saved through a file held open\n")
-	fh.Close()
+	inDirs := []string{filepath.Dir(saved)}
 	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, inDirs[0]) {
 		t.Fatalf("doctor before the deinit: %s %s; want it to name %s", level, msg, inDirs[0])
 	}

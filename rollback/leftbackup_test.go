@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 )
 
 // doctorCheck is the check id of git venom-doctor in f's tree.
@@ -306,6 +307,41 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
+// savedInASubmodulesBackup is a rollback of the agent's turn in every
+// repository of subFixture, killed once it logged its end, and a save
+// (through a file a program held open) into the backup of lib/l, or of
+// lib/in/i when nested: f, lib, in and the saved backup file, which
+// keeps its directory from the sweeps.
+func savedInASubmodulesBackup(t *testing.T, nested bool) (f *fixture, lib, in *gittest.Repo, saved string) {
+	t.Helper()
+	f, lib, in = subFixture(t, false)
+	r := f.r
+	k1, _ := agentTurn(t, f, lib, in)
+	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	repo, content := lib, "l2 (the agent's)\n"
+	if nested {
+		repo, content = in, "i2 (the agent's)\n"
+	}
+	dirs := backupDirs(repo, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("%s's backup directories after the kill: %v", repo.Dir, dirs)
+	}
+	if saved = backupHolding(dirs[0], content); saved == "" {
+		t.Fatalf("no backup holding %q in %s", content, dirs[0])
+	}
+	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString("saved through a file held open\n")
+	fh.Close()
+	return f, lib, in, saved
+}
+
 // TestDoctorNamesADeinitializedSubmodulesBackup: a rollback of a tree
 // with submodules killed once it logged its end leaves a backup in lib's
 // git directory; a save into it (a program that held the file open)
@@ -316,28 +352,9 @@ func sameFile(a, b string) bool {
 // only in those checked out: the backup, the person's save in it, went
 // unnamed for good.
 func TestDoctorNamesADeinitializedSubmodulesBackup(t *testing.T) {
-	f, lib, in := subFixture(t, false)
+	f, _, _, saved := savedInASubmodulesBackup(t, false)
 	r := f.r
-	k1, _ := agentTurn(t, f, lib, in)
-	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended"); !real.killed {
-		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
-	}
-	libDirs := backupDirs(lib, nil)
-	if len(libDirs) != 1 {
-		t.Fatalf("lib's backup directories after the kill: %v", libDirs)
-	}
-	saved := backupHolding(libDirs[0], "l2 (the agent's)\n")
-	if saved == "" {
-		t.Fatalf("no backup of lib/l in %s", libDirs[0])
-	}
-	fh, err := os.OpenFile(saved, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fh.WriteString("saved through a file held open\n")
-	fh.Close()
+	libDirs := []string{filepath.Dir(saved)}
 	r.Git("submodule", "deinit", "-q", "-f", "lib")
 	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, libDirs[0]) {
 		t.Errorf("doctor after lib's deinit: %s %s; want it to name %s", level, msg, libDirs[0])
@@ -346,8 +363,8 @@ func TestDoctorNamesADeinitializedSubmodulesBackup(t *testing.T) {
 	k3 := f.take(checkpoint.ReasonTurnStart)
 	r.Write("a", "a3\n")
 	f.take(checkpoint.ReasonTurnEnd)
-	args = []string{"--agent", f.agent, k3, "--restore", "files", "--json"}
-	plan = planOf(t, r, args)
+	args := []string{"--agent", f.agent, k3, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
 	if real := realCall(t, r, args, plan.Plan); real.exit != 0 {
 		t.Fatalf("the second rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
 	}
