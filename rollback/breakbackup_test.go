@@ -76,6 +76,24 @@ func crossDeviceTwoFiles(t *testing.T) (*gittest.Repo, *fixture, []string) {
 	return main, f, []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
 }
 
+// heldAcrossDevices is crossDeviceTwoFiles with a.txt held open for
+// writing by this test, as a program would hold it, and the name a shell
+// writes through that descriptor by (/proc/<pid>/fd/<n>; the test is
+// skipped where there is none). The file is closed when the test ends.
+func heldAcrossDevices(t *testing.T) (main *gittest.Repo, f *fixture, args []string, held *os.File, through string) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("the save is made through /proc/<pid>/fd, which this system has not")
+	}
+	main, f, args = crossDeviceTwoFiles(t)
+	held, err := os.OpenFile(f.r.Path("a.txt"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() })
+	return main, f, args, held, fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), held.Fd())
+}
+
 // TestCopiedBackupSavedIntoAfterTheRescueIsKept: where the backup
 // directory is on another file system, the rollback copies a.txt into it,
 // removes a.txt, and holds the removed file open until it compares its
@@ -87,24 +105,15 @@ func crossDeviceTwoFiles(t *testing.T) (*gittest.Repo, *fixture, []string) {
 // somewhere, as TestSaveAfterTheRescueJudgedIsNeverUnlinked keeps the
 // same save where the backup is a rename.
 func TestCopiedBackupSavedIntoAfterTheRescueIsKept(t *testing.T) {
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("the save is made through /proc/<pid>/fd, which this system has not")
-	}
-	main, f, args := crossDeviceTwoFiles(t)
+	main, f, args, held, through := heldAcrossDevices(t)
 	r := f.r
-	held, err := os.OpenFile(r.Path("a.txt"), os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	save := fmt.Sprintf("printf 'saved late through a held file\\n' >>/proc/%d/fd/%d", os.Getpid(), held.Fd())
+	save := "printf 'saved late through a held file\\n' >>" + through
 	plan := planOf(t, r, args)
 	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+save)
 	if real.exit != 0 {
 		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
 	}
-	var st os.FileInfo
-	if st, err = held.Stat(); err != nil || st.Size() != int64(len("a two\nsaved late through a held file\n")) {
+	if st, err := held.Stat(); err != nil || st.Size() != int64(len("a two\nsaved late through a held file\n")) {
 		t.Fatalf("the save through the held file was not made: %v %v", st, err)
 	}
 	if where := keptWhere(t, main, r, "saved late through a held file"); where == "" {

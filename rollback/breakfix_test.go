@@ -275,18 +275,10 @@ func TestWayBackNamesNoEmptyBackup(t *testing.T) {
 // copies and removes the directory; releaseHeld's copy then fails (its
 // directory is gone), the descriptor is closed, and the save is nowhere.
 func TestSweepBesideAnEndingRollbackKeepsAHeldSave(t *testing.T) {
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("the save is made through /proc/<pid>/fd, which this system has not")
-	}
-	main, f, args := crossDeviceTwoFiles(t)
+	main, f, args, held, through := heldAcrossDevices(t)
 	r := f.r
-	held, err := os.OpenFile(r.Path("a.txt"), os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	exec := fmt.Sprintf("printf 'saved as the rollback ended\\n' >>/proc/%d/fd/%d && '%s' %s >/dev/null 2>&1; ls -d .git/venom/tmp/backup-* %s/worktrees/*/venom/tmp/backup-* 2>/dev/null >&2; true",
-		os.Getpid(), held.Fd(), filepath.Join(binDir, "git-venom-plan"), strings.Join(args, " "), main.GitDir)
+	exec := fmt.Sprintf("printf 'saved as the rollback ended\\n' >>%s && '%s' %s >/dev/null 2>&1; ls -d .git/venom/tmp/backup-* %s/worktrees/*/venom/tmp/backup-* 2>/dev/null >&2; true",
+		through, filepath.Join(binDir, "git-venom-plan"), strings.Join(args, " "), main.GitDir)
 	plan := planOf(t, r, args)
 	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.ended:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+exec)
 	if real.exit != 0 {
