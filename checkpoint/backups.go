@@ -202,15 +202,15 @@ func allNamed(dir string, moved []Moved) bool {
 // that ended, once that rollback's own cleanup is done, which it knows
 // from the tree's rollback lock being free (a rollback that has logged
 // its end holds it until its cleanup ends), so a rollback starting
-// meanwhile is not refused. It runs
-// once for t (a command closes interrupted rollbacks more than once).
+// meanwhile is not refused. It runs once for t (a command closes
+// interrupted rollbacks more than once), once the lock was free: a call
+// that passed over the tree leaves it to the next (a TUI keeps its tree).
 // What it keeps is a person's to look at: the doctor names it
 // (checkpoints.backups).
 func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) {
 	if t.swept {
 		return
 	}
-	t.swept = true
 	// A rollback that logged its end still removes its backups itself,
 	// holding the tree's rollback lock until it is done (and looks at
 	// the files it holds open as it does): while the lock is held, the
@@ -218,9 +218,10 @@ func (t *Tree) DropEndedBackups(ctx context.Context, st *journal.State) {
 	// rollback starting meanwhile is not refused.
 	lk, err := journal.TryLock(t.Log.LockPath(RollbackLock(t.Path())), true)
 	if err != nil {
-		return
+		return // and a later call on t tries again
 	}
 	lk.Unlock()
+	t.swept = true
 	for _, lb := range t.leftBackups(ctx, st) {
 		if lb.judge(ctx, t); lb.Removable {
 			RemoveNamed(lb.Dir, lb.moved, nil, lb.seen)

@@ -1147,31 +1147,20 @@ func (r *Repo) submoduleMapping(ctx context.Context) map[string]bool {
 // `git submodule deinit`, or once its directory is gone, its git directory
 // stays in this repository's, <common dir>/modules/<name>
 // (gitrepository-layout(5)), name being what .gitmodules calls the
-// submodule at rel, or rel itself (git's default) where it names none;
-// a submodule of a submodule's is in that one's, <its git
-// dir>/modules/<name>, its name taken to be its path there (the outer
-// one's .gitmodules is not checked out either). The runner is for what
-// needs no work tree (refs, objects: its WorkTree is rel's directory,
-// which may be empty or missing). It fails when no such directory holds
-// a HEAD owned by this tree's owner.
+// submodule at rel, or rel itself (git's default) where it names none; a
+// submodule of a submodule's is in that one's, <its git
+// dir>/modules/<name>, its name read from the .gitmodules of that one's
+// HEAD (its work tree is not checked out either), or its path. The runner
+// is for what needs no work tree (refs, objects: its WorkTree is rel's
+// directory, which may be empty or missing). It fails when no such
+// directory holds a HEAD owned by this tree's owner.
 func (r *Repo) SubmoduleGitDir(ctx context.Context, rel string) (*Repo, error) {
 	common := r.CommonDir
 	if common == "" {
 		common = r.GitDir
 	}
-	var cands []string
-	if out, err := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`); err == nil {
-		list, _ := splitNul(out)
-		for _, rec := range list {
-			k, v, ok := strings.Cut(rec, "\n")
-			name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path")
-			if p := strings.TrimSuffix(v, "/"); ok && isPath && (p == rel || strings.HasPrefix(rel, p+"/")) {
-				cands = append(cands, nestedModuleDirs(filepath.Join(common, "modules", filepath.FromSlash(name)), strings.TrimPrefix(strings.TrimPrefix(rel, p), "/"))...)
-			}
-		}
-	}
-	cands = append(cands, nestedModuleDirs(common, rel)...)
-	for _, gd := range cands {
+	out, _ := r.Run(ctx, Options{}, "config", "-z", "--file", ".gitmodules", "--get-regexp", `^submodule\..*\.path$`)
+	for _, gd := range r.moduleDirs(ctx, common, rel, out, 0) {
 		hfi, err := os.Stat(filepath.Join(gd, "HEAD"))
 		if err != nil || !sameOwner(r.WorkTree, hfi) {
 			continue
@@ -1184,23 +1173,49 @@ func (r *Repo) SubmoduleGitDir(ctx context.Context, rel string) (*Repo, error) {
 	return nil, fmt.Errorf("no git directory of the submodule %s in %s", rel, filepath.Join(common, "modules"))
 }
 
-// nestedModuleDirs lists where the git directory of the submodule at rest
-// (a path below the repository whose git directory is gd; "" for that
-// repository itself) may be: gd/modules/<rest>, and, for each way of
-// cutting rest into a submodule and a path in it,
-// gd/modules/<first>/modules/..., names taken to be paths.
-func nestedModuleDirs(gd, rest string) []string {
+// moduleDirs lists where the git directory of the submodule at rest (a
+// path below the repository whose git directory is gd; "" for that one
+// itself) may be, most likely first: for each submodule of that
+// repository that rest is in, by the name its .gitmodules (mapping: `git
+// config -z --get-regexp` output of its path keys) gives, then by its
+// path, that submodule's git directory (gd/modules/<name>), and below it
+// the same again, its .gitmodules read from its HEAD. depth bounds the
+// nesting.
+func (r *Repo) moduleDirs(ctx context.Context, gd, rest string, mapping []byte, depth int) []string {
 	if rest == "" {
 		return []string{gd}
 	}
-	out := []string{filepath.Join(gd, "modules", filepath.FromSlash(rest))}
-	for i := strings.Index(rest, "/"); i >= 0; {
-		out = append(out, nestedModuleDirs(filepath.Join(gd, "modules", filepath.FromSlash(rest[:i])), rest[i+1:])...)
-		j := strings.Index(rest[i+1:], "/")
-		if j < 0 {
-			break
+	if depth > 8 {
+		return nil
+	}
+	type sub struct{ name, path string }
+	var subs []sub
+	list, _ := splitNul(mapping)
+	for _, rec := range list {
+		k, v, ok := strings.Cut(rec, "\n")
+		name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path")
+		if p := strings.TrimSuffix(v, "/"); ok && isPath && (p == rest || strings.HasPrefix(rest, p+"/")) {
+			subs = append(subs, sub{name, p})
 		}
-		i += j + 1
+	}
+	// Where .gitmodules says nothing, each leading part of rest may be a
+	// submodule named by its path.
+	for i := len(rest); i > 0; i = strings.LastIndex(rest[:i], "/") {
+		subs = append(subs, sub{rest[:i], rest[:i]})
+	}
+	var out []string
+	for _, s := range subs {
+		dir := filepath.Join(gd, "modules", filepath.FromSlash(s.name))
+		left := strings.TrimPrefix(strings.TrimPrefix(rest, s.path), "/")
+		var inner []byte
+		if left != "" {
+			if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+				continue
+			}
+			inner, _ = (&Repo{Git: r.Git, WorkTree: r.WorkTree, GitDir: dir, baseEnv: r.baseEnv, trace: r.trace}).Run(ctx,
+				Options{NoWorkTree: true}, "config", "-z", "--blob", "HEAD:.gitmodules", "--get-regexp", `^submodule\..*\.path$`)
+		}
+		out = append(out, r.moduleDirs(ctx, dir, left, inner, depth+1)...)
 	}
 	return out
 }

@@ -480,7 +480,7 @@ func (ap *applier) settleMovedDirs() {
 	// once a gc pruned the safety checkpoint: it goes only while that is
 	// whole (keepUnlessWhole), as the cleanup's backups do.
 	for _, md := range ap.movedDirs {
-		if holdsFiles(md.file) {
+		if holdsFiles(md.file, false) { // a file of the tree may be named like the manifest
 			if ap.keepUnlessWhole(); ap.keep {
 				return
 			}

@@ -1253,7 +1253,7 @@ func (ap *applier) cleanup() (late []Rescued) {
 	// once the safety checkpoint is not whole (a `git gc --prune=now`
 	// that began before its ref existed prunes what the ref reaches, even
 	// after the last check of the writes): then they all stay, named.
-	if ap.backupDir != "" && !ap.keep && holdsFiles(ap.backupDir) {
+	if ap.backupDir != "" && !ap.keep && holdsFiles(ap.backupDir, true) {
 		ap.keepUnlessWhole()
 	}
 	if ap.backupDir != "" && !ap.keep && ap.dropMovedDirs() && !checkpoint.RemoveNamed(ap.backupDir, ap.judgedMoved, nil, ap.judged) {
@@ -1283,9 +1283,10 @@ func (ap *applier) keepUnlessWhole() {
 }
 
 // holdsFiles reports whether the directory dir holds anything but
-// directories and a backup's manifest: what the rollback replaced, or a
-// person's file, that removing it would take.
-func holdsFiles(dir string) bool {
+// directories (and, at its top when manifest is set, as for a backup
+// directory, its manifest): what the rollback replaced, or a person's
+// file, that removing it would take.
+func holdsFiles(dir string, manifest bool) bool {
 	found := false
 	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		switch {
@@ -1293,7 +1294,7 @@ func holdsFiles(dir string) bool {
 			found = found || p != dir // what cannot be read is kept
 		case e.IsDir():
 			return nil
-		case filepath.Dir(p) == dir && e.Name() == checkpoint.ManifestFile:
+		case manifest && filepath.Dir(p) == dir && e.Name() == checkpoint.ManifestFile:
 			return nil
 		default:
 			found = true
