@@ -1133,13 +1133,28 @@ func (r *Repo) submoduleMapping(ctx context.Context) map[string]bool {
 	if err != nil {
 		return m
 	}
-	list, _ := splitNul(out)
-	for _, rec := range list {
-		if _, v, ok := strings.Cut(rec, "\n"); ok {
-			m[strings.TrimSuffix(v, "/")] = true
-		}
+	for _, s := range modulePaths(out) {
+		m[s.path] = true
 	}
 	return m
+}
+
+// modulePath is one submodule a .gitmodules names: its name and path.
+type modulePath struct{ name, path string }
+
+// modulePaths reads `git config -z --get-regexp '^submodule\..*\.path$'`
+// output: each submodule's name and path (a trailing slash cut).
+func modulePaths(out []byte) []modulePath {
+	var subs []modulePath
+	list, _ := splitNul(out)
+	for _, rec := range list {
+		k, v, ok := strings.Cut(rec, "\n")
+		name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path")
+		if ok && isPath {
+			subs = append(subs, modulePath{name, strings.TrimSuffix(v, "/")})
+		}
+	}
+	return subs
 }
 
 // SubmoduleGitDir returns a runner for the git directory of the submodule
@@ -1188,20 +1203,16 @@ func (r *Repo) moduleDirs(ctx context.Context, gd, rest string, mapping []byte, 
 	if depth > 8 {
 		return nil
 	}
-	type sub struct{ name, path string }
-	var subs []sub
-	list, _ := splitNul(mapping)
-	for _, rec := range list {
-		k, v, ok := strings.Cut(rec, "\n")
-		name, isPath := strings.CutSuffix(strings.TrimPrefix(k, "submodule."), ".path")
-		if p := strings.TrimSuffix(v, "/"); ok && isPath && (p == rest || strings.HasPrefix(rest, p+"/")) {
-			subs = append(subs, sub{name, p})
+	var subs []modulePath
+	for _, s := range modulePaths(mapping) {
+		if s.path == rest || strings.HasPrefix(rest, s.path+"/") {
+			subs = append(subs, s)
 		}
 	}
 	// Where .gitmodules says nothing, each leading part of rest may be a
 	// submodule named by its path.
 	for i := len(rest); i > 0; i = strings.LastIndex(rest[:i], "/") {
-		subs = append(subs, sub{rest[:i], rest[:i]})
+		subs = append(subs, modulePath{rest[:i], rest[:i]})
 	}
 	var out []string
 	for _, s := range subs {

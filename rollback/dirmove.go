@@ -437,8 +437,7 @@ func (ap *applier) putBackNew(rel, file string) bool {
 	// Neither link(2) nor symlink(2) replaces what is there; a symbolic
 	// link is made again from its target (link(2) may follow it).
 	if st.Mode()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(file)
-		if err != nil || os.Symlink(target, abs) != nil {
+		if remakeLink(file, abs) != nil {
 			return false
 		}
 	} else if err := os.Link(file, abs); err != nil {

@@ -667,11 +667,7 @@ func putBack(b *backup, abs string, still func() bool) error {
 	if still == nil && b.st.mode&fs.ModeSymlink != 0 {
 		// A symbolic link where nothing is: made again from its target,
 		// which never replaces (nor follows) what someone made there.
-		target, err := os.Readlink(b.file)
-		if err != nil {
-			return err
-		}
-		if err := os.Symlink(target, abs); errors.Is(err, fs.ErrExist) {
+		if err := remakeLink(b.file, abs); errors.Is(err, fs.ErrExist) {
 			return errTaken
 		} else if err != nil {
 			return err
@@ -739,6 +735,17 @@ func putBack(b *backup, abs string, still func() bool) error {
 	}
 	os.Remove(b.file) // what stays is the next command's sweep's (checkpoint.DropEndedBackups)
 	return nil
+}
+
+// remakeLink makes at abs a symbolic link with the target of the one at
+// from, only where nothing is (fs.ErrExist otherwise): symlink(2) never
+// replaces, and never follows, where link(2) of a symlink may follow it.
+func remakeLink(from, abs string) error {
+	target, err := os.Readlink(from)
+	if err != nil {
+		return err
+	}
+	return os.Symlink(target, abs)
 }
 
 // noLinks reports whether err is a hard link's refusal by the file
