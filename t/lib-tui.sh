@@ -108,18 +108,20 @@ _tui_poll () {
 		sleep 0.1
 		_tries=$((_tries - 1))
 	done
+	# What the wait wanted comes last, after the screen: a CI log that
+	# keeps only the end of the output still says it.
 	{
+		echo "--- screen:"
+		cat "$TUI_DIR/screen"
+		echo "---"
+		if test -f "$_tui_exit"; then
+			echo "tui: git venom exited with $(cat "$_tui_exit")"
+		fi
 		if test "$1" = 0; then
 			echo "tui: the screen never showed: $2"
 		else
 			echo "tui: the screen still shows: $2"
 		fi
-		if test -f "$_tui_exit"; then
-			echo "tui: git venom exited with $(cat "$_tui_exit")"
-		fi
-		echo "--- screen:"
-		cat "$TUI_DIR/screen"
-		echo "---"
 	} >&4
 	return 1
 }

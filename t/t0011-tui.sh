@@ -56,7 +56,7 @@ state () {
 # moves the cursor there (k3 is the first row, k2 the second, k1 the
 # third).
 open_list () {
-	tui_wait "a1" &&
+	tui_wait "› a1 " &&
 	tui_keys Enter &&
 	tui_wait "k1    turn_start"
 }
@@ -91,7 +91,7 @@ test_expect_success TMUX 'the agents screen lists a1 with its harness, turn, las
 	state >"$TUI_DIR/before" &&
 	test_when_finished tui_stop &&
 	tui_start &&
-	tui_wait "a1" &&
+	tui_wait "› a1 " &&
 	tui_screen >"$TUI_DIR/agents" &&
 	grep "^› a1  *claude-code  *-  *k3 [0-9]*[smhd] ago  *guarded" "$TUI_DIR/agents" &&
 	grep "enter checkpoints" "$TUI_DIR/agents" &&
@@ -349,7 +349,8 @@ sgr_colour () {
 }
 
 # no_colour_anywhere: the choice, the plan and a patch, each without a
-# colour (after tui_start with NO_COLOR or CI set).
+# colour (after tui_start with NO_COLOR or CI set). The Down waits for
+# both parts of the diff: a key sent while they load moves no cursor.
 no_colour_anywhere () {
 	plan_k2 &&
 	tui_wait "  ! notes.txt" &&
@@ -362,7 +363,8 @@ no_colour_anywhere () {
 	tui_keys Escape &&
 	tui_wait "k1    turn_start" &&
 	tui_keys Enter &&
-	tui_wait "k2 → the files now" &&
+	tui_wait "since k1: 2 files" &&
+	tui_wait "k2 → the files now: 3 files" &&
 	tui_keys Down &&
 	tui_wait "› modify" &&
 	tui_keys Enter &&

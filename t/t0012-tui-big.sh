@@ -14,7 +14,7 @@ TEST_NO_CREATE_REPO=1
 # plan_k1_keep: from the agents screen, R on a1's k1, and keep the
 # person's file.
 plan_k1_keep () {
-	tui_wait "a1" &&
+	tui_wait "› a1 " &&
 	tui_keys Enter &&
 	tui_wait "k1    turn_start" &&
 	tui_keys Down &&

@@ -290,6 +290,8 @@ _show_output () {
 	{
 		echo "$this_test $test_count failed; the last lines its commands wrote:"
 		tail -n 60 "$_out" | sed 's/^/|	/'
+		# Again at the end, for a log that keeps only its tail.
+		echo "$this_test $test_count failed: $_title"
 	} >&6
 }
 
