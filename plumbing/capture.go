@@ -332,7 +332,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	// capture learnt about it, written when the capture ends, whether it
 	// succeeds or fails (too large, a failed step): it is true of the index
 	// either way. A capture out of time writes nothing more.
-	key, keyed := indexKeyOf(indexStat)
+	var key indexKey
+	var keyed bool
+	if in != nil {
+		key, keyed = indexKeyOfOpen(in, indexStat)
+	}
 	var cached, store *indexCache
 	if keyed {
 		if cached = r.loadIndexCache(key); cached == nil {
@@ -376,14 +380,21 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		if err := copyOpenKeepMtime(src, idx); err != nil {
 			return nil, fmt.Errorf("copying the index to a private one: %w", err)
 		}
+		// The key's checksum is of the bytes copied: git never writes an
+		// index in place, but if something did between the stat and the
+		// copy, the cache is neither used nor stored for this capture.
+		if keyed && key.Trailer != "" && fileTrailer(idx) != key.Trailer {
+			r.trace.printf("index cache: not used, the index changed while it was copied")
+			keyed, cached = false, nil
+		}
 	}
 	failpoint.Hit("capture.index-copied")
 	defer func() {
 		if store == nil || ctx.Err() != nil {
 			return
 		}
-		if !store.Key.settled(read) {
-			r.trace.printf("index cache: not stored, the index changed less than %v ago; held", indexSettle)
+		if !store.Key.storable(read) {
+			r.trace.printf("index cache: not stored, the index has no checksum and changed less than %v ago; held", indexSettle)
 			r.hold(store, indexStat)
 			return
 		}

@@ -1,6 +1,8 @@
 package plumbing
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"time"
@@ -26,4 +28,40 @@ func IndexSettledAt(path string) (at time.Time, ok bool) {
 		return at, false
 	}
 	return time.Unix(0, max(k.MtimeNs, k.CtimeNs)).Add(indexSettle), true
+}
+
+// RekeyIndexCache rewrites r's index cache file so that its entry names
+// the stat identity (device, inode, size, both times) of the real index
+// as it is now, keeping all else (the checksum it was stored with and the
+// answers): what the kernel's reuse of an inode number within one tick of
+// the file system's clock can make of a later index file.
+func RekeyIndexCache(r *Repo) error {
+	fi, err := os.Stat(r.RealIndex())
+	if err != nil {
+		return err
+	}
+	k, ok := indexKeyOf(fi)
+	if !ok {
+		return errors.New("no stat identity on this system")
+	}
+	b, err := os.ReadFile(r.indexCachePath())
+	if err != nil {
+		return err
+	}
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	var key map[string]any
+	if err := json.Unmarshal(f["key"], &key); err != nil {
+		return err
+	}
+	key["dev"], key["ino"], key["size"], key["mtime_ns"], key["ctime_ns"] = k.Dev, k.Ino, k.Size, k.MtimeNs, k.CtimeNs
+	if f["key"], err = json.Marshal(key); err != nil {
+		return err
+	}
+	if b, err = json.Marshal(f); err != nil {
+		return err
+	}
+	return os.WriteFile(r.indexCachePath(), b, 0o644)
 }

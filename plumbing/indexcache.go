@@ -3,8 +3,10 @@ package plumbing
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,11 +21,14 @@ import (
 // capture to the next, so that a capture of an unchanged index runs
 // neither `git ls-files -s -v -z` nor, on a clean tree, `git write-tree`:
 // on a 100k-file tree the two and the parsing of ls-files' 7 MB of output
-// cost about as much as the status walk itself (bench/README.md). No byte
-// of the index is read by this code: the answers are what git printed,
-// and they are tied to the index file by its identity (indexKey), which
-// every index write changes, since git writes a new index to index.lock
-// and renames it over the old one.
+// cost about as much as the status walk itself (bench/README.md). The
+// answers are what git printed, and they are tied to the index file by
+// its identity (indexKey), which every index write changes, since git
+// writes a new index to index.lock and renames it over the old one, and
+// by the checksum git writes at the end of every index (gitformat-index(5)):
+// the only bytes of the index this code reads are those last ones
+// (indexTrailerLen), of the open file the capture copies, checked again
+// in the private copy; no entry is ever parsed here.
 //
 // The cache is one small JSON file per worktree, <git dir>/venom/index-cache.json,
 // replaced atomically. It is a cache only: a missing, unreadable, corrupt
@@ -32,41 +37,105 @@ import (
 
 // indexCacheVersion is the format of index-cache.json; a file of any other
 // version is a miss.
-const indexCacheVersion = 4
+const indexCacheVersion = 5
 
-// indexSettle is how old, in both mtime and ctime, the index must be
-// when a capture reads it for the capture to store answers about it.
+// indexSettle is how old, in both mtime and ctime, an index without a
+// checksum (indexKey.Trailer "") must be when a capture reads it for the
+// capture to store answers about it.
 //
-// The key alone cannot tell two index files apart that share an inode
-// number (the kernel reuses the number of the index git just replaced),
-// a size (setting a flag bit does not change it) and both timestamps.
-// That takes two index writes within one tick of the file system's clock:
-// a jiffy (1-10 ms) on Linux, a second on HFS+ or ext3. ctime cannot be
-// set by any program, so every file made after the capture read the index
-// has a ctime no earlier than that moment, less one tick; an index whose
-// ctime is older than that by more than a tick can never be matched by a
-// later file. Two seconds covers one-second clocks and their truncation.
-// A capture within that time of an index write simply asks git, and the
-// next capture stores.
+// The stat identity alone cannot tell two index files apart that share an
+// inode number (the kernel reuses the number of the index git just
+// replaced), a size (setting a flag bit does not change it) and both
+// timestamps. That takes two index writes within one tick of the file
+// system's clock: a jiffy (1-10 ms) on Linux, a second on HFS+ or ext3.
+// ctime cannot be set by any program, so every file made after the
+// capture read the index has a ctime no earlier than that moment, less one
+// tick; an index whose ctime is older than that by more than a tick can
+// never be matched by a later file. Two seconds covers one-second clocks
+// and their truncation. A capture within that time of a write of such an
+// index simply asks git (and holds the answers for its process:
+// heldIndex), and the next capture stores.
+//
+// An index with a checksum needs no settling: two index files with the
+// same checksum have the same bytes before it, and every answer the cache
+// keeps (ls-files' of the file with core.sparseCheckout off, write-tree's)
+// is a function of those bytes alone. This is every index git writes but
+// with index.skipHash (git 2.40 and later; feature.manyFiles sets it),
+// which writes zeros.
 const indexSettle = 2 * time.Second
 
 // indexKey is the identity of the real index file as the capture copied
-// it: device and inode numbers, size in bytes, and modification and
-// status-change times in nanoseconds since the Unix epoch. git never
-// rewrites an index in place, so a change to it gives a new inode, or at
-// least new times.
+// it: device and inode numbers, size in bytes, modification and
+// status-change times in nanoseconds since the Unix epoch, and its
+// checksum (Trailer). git never rewrites an index in place, so a change
+// to it gives a new inode, or at least new times, and a new checksum.
 type indexKey struct {
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
 	Size    int64  `json:"size"`
 	MtimeNs int64  `json:"mtime_ns"`
 	CtimeNs int64  `json:"ctime_ns"`
+	// Trailer is the file's last indexTrailerLen bytes in lower-case hex
+	// (indexTrailer), or "" when there is no checksum to trust: a file
+	// shorter than that, one that could not be read, or one whose
+	// checksum is zeros (index.skipHash).
+	Trailer string `json:"trailer,omitempty"`
 }
 
-// indexKeyOf returns the key of the file fi describes (from a stat of the
-// open file that was copied, so the key and the copied bytes are the same
-// file). ok is false when there is no file or the system gives no inode
-// and ctime (statIdentity): the cache is then not used.
+// indexTrailerLen is how many bytes from the end of an index file its key
+// holds: a SHA-256 checksum, or in a SHA-1 repository the 20-byte SHA-1
+// checksum and the 12 bytes before it. Either way they hold the whole
+// checksum, so equal trailers mean equal checksums, and the object format
+// need not be known before the capture's first git child.
+const indexTrailerLen = 32
+
+// indexTrailer returns indexKey.Trailer for the file f, of size bytes:
+// "" when it is shorter than indexTrailerLen, cannot be read there, or
+// ends in 20 zero bytes (a zeroed checksum of either length; a SHA-256 one
+// whose last 20 bytes are zeros by chance only loses the cache's use
+// within indexSettle).
+func indexTrailer(f io.ReaderAt, size int64) string {
+	if size < indexTrailerLen {
+		return ""
+	}
+	var b [indexTrailerLen]byte
+	if n, err := f.ReadAt(b[:], size-indexTrailerLen); n != len(b) || (err != nil && err != io.EOF) {
+		return ""
+	}
+	if bytes.Equal(b[indexTrailerLen-20:], make([]byte, 20)) {
+		return ""
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// fileTrailer is indexTrailer of the file at path, as it is now.
+func fileTrailer(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	return indexTrailer(f, fi.Size())
+}
+
+// indexKeyOfOpen is indexKeyOf(fi) with the Trailer of f, the open file fi
+// is a stat of.
+func indexKeyOfOpen(f *os.File, fi os.FileInfo) (k indexKey, ok bool) {
+	if k, ok = indexKeyOf(fi); ok {
+		k.Trailer = indexTrailer(f, fi.Size())
+	}
+	return k, ok
+}
+
+// indexKeyOf returns the stat identity of the file fi describes (from a
+// stat of the open file that was copied, so the key and the copied bytes
+// are the same file), Trailer left "" (indexKeyOfOpen reads it). ok is
+// false when there is no file or the system gives no inode and ctime
+// (statIdentity): the cache is then not used.
 func indexKeyOf(fi os.FileInfo) (k indexKey, ok bool) {
 	if fi == nil {
 		return k, false
@@ -83,6 +152,13 @@ func indexKeyOf(fi os.FileInfo) (k indexKey, ok bool) {
 func (k indexKey) settled(read time.Time) bool {
 	limit := read.Add(-indexSettle).UnixNano()
 	return k.MtimeNs < limit && k.CtimeNs < limit
+}
+
+// storable reports whether answers about the index file of k, read at
+// read, may be stored in the cache file: it has a checksum, or it settled
+// (indexSettle).
+func (k indexKey) storable(read time.Time) bool {
+	return k.Trailer != "" || k.settled(read)
 }
 
 // indexAnswer is what a capture takes from `git ls-files -s -v -z`.
@@ -302,9 +378,10 @@ func (r *Repo) loadIndexCache(key indexKey) *indexCache {
 	return c
 }
 
-// heldIndex is the index cache's answers about one index file that
-// changed less than indexSettle before a capture read it, so that the
-// cache does not store them (a later file might get the same key), kept
+// heldIndex is the index cache's answers about one index file without a
+// checksum (index.skipHash) that changed less than indexSettle before a
+// capture read it, so that the cache does not store them (a later file
+// might get the same key), kept
 // in memory with that file held open for the rest of the process. While
 // it is open no other file can get its device and inode numbers, and git
 // never rewrites an index in place: as long as the real index is still
@@ -314,6 +391,7 @@ func (r *Repo) loadIndexCache(key indexKey) *indexCache {
 // person's last `git add` or checkout was within two seconds (issue 16:
 // an ls-files of the whole index and a write-tree, a third of a status
 // walk on a 4.8k-file tree). The status index is never taken from it.
+// An index with a checksum needs none of this: its answers are stored.
 type heldIndex struct {
 	f     *os.File
 	cache indexCache
@@ -347,7 +425,7 @@ func (r *Repo) hold(c *indexCache, fi os.FileInfo) {
 		return
 	}
 	nfi, err := f.Stat()
-	if k, ok := indexKeyOf(nfi); err != nil || !ok || k != c.Key || !os.SameFile(nfi, fi) {
+	if k, ok := indexKeyOfOpen(f, nfi); err != nil || !ok || k != c.Key || !os.SameFile(nfi, fi) {
 		f.Close()
 		return
 	}
@@ -364,11 +442,16 @@ func (r *Repo) hold(c *indexCache, fi os.FileInfo) {
 // it, as the cache entry for the index file as it is now says; known is
 // false when there is no such entry (TracksBelowPrefix then asks git).
 func (r *Repo) cachedTracksBelow(dir string) (tracked, known bool) {
-	fi, err := os.Stat(r.RealIndex())
+	f, err := os.Open(r.RealIndex())
 	if err != nil {
 		return false, false
 	}
-	key, ok := indexKeyOf(fi)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, false
+	}
+	key, ok := indexKeyOfOpen(f, fi)
 	if !ok {
 		return false, false
 	}

@@ -1,6 +1,8 @@
 package plumbing
 
 import (
+	"bytes"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +17,8 @@ import (
 func TestIndexCacheRoundTrip(t *testing.T) {
 	t.Parallel()
 	r := &Repo{GitDir: t.TempDir()}
-	key := indexKey{Dev: 64769, Ino: 1234567, Size: 8700000, MtimeNs: 1767323045123456789, CtimeNs: 1767323045223456789}
+	key := indexKey{Dev: 64769, Ino: 1234567, Size: 8700000, MtimeNs: 1767323045123456789, CtimeNs: 1767323045223456789,
+		Trailer: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
 	c := &indexCache{
 		Key: key,
 		Answer: indexAnswer{
@@ -43,6 +46,15 @@ func TestIndexCacheRoundTrip(t *testing.T) {
 	if got, _ := readIndexCache(r.indexCachePath(), other); got != nil {
 		t.Errorf("an entry for another ctime was used")
 	}
+	other = key
+	other.Trailer = "00" + key.Trailer[2:]
+	if got, _ := readIndexCache(r.indexCachePath(), other); got != nil {
+		t.Errorf("an entry for another checksum was used")
+	}
+	other.Trailer = ""
+	if got, _ := readIndexCache(r.indexCachePath(), other); got != nil {
+		t.Errorf("an entry with a checksum was used for a key without one")
+	}
 
 	// An empty answer comes back with a non-nil gitlink map.
 	c = &indexCache{Key: key, Answer: indexAnswer{Gitlinks: map[string]OID{}}}
@@ -51,6 +63,48 @@ func TestIndexCacheRoundTrip(t *testing.T) {
 	}
 	if got, why := readIndexCache(r.indexCachePath(), key); got == nil || got.Answer.Gitlinks == nil || got.Tree != "" {
 		t.Errorf("empty answer read back as %+v (%s)", got, why)
+	}
+}
+
+// TestIndexTrailer: the key's checksum is the index file's last 32 bytes
+// in hex, read where the file ends; none ("") for a file shorter than
+// that, one ending in 20 zero bytes (index.skipHash's zeroed SHA-1 or
+// SHA-256 checksum), or one that cannot be read there.
+func TestIndexTrailer(t *testing.T) {
+	t.Parallel()
+	sum := bytes.Repeat([]byte{0xab}, 20)
+	body := append([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00more entries"), sum...)
+	cases := []struct {
+		name string
+		data []byte
+		size int64 // -1: len(data)
+		want string
+	}{
+		{"sha1", body, -1, hex.EncodeToString(body[len(body)-32:])},
+		{"sha256 all checksum", bytes.Repeat([]byte{7}, 40), -1, hex.EncodeToString(bytes.Repeat([]byte{7}, 32))},
+		{"zeroed sha1", append(body[:len(body)-20:len(body)-20], make([]byte, 20)...), -1, ""},
+		{"zeroed sha256", append(bytes.Repeat([]byte{7}, 12), make([]byte, 32)...), -1, ""},
+		{"short", body[:31], -1, ""},
+		{"size beyond the data", body, int64(len(body) + 5), ""},
+	}
+	for _, c := range cases {
+		size := c.size
+		if size < 0 {
+			size = int64(len(c.data))
+		}
+		if got := indexTrailer(bytes.NewReader(c.data), size); got != c.want {
+			t.Errorf("%s: trailer %q, want %q", c.name, got, c.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fileTrailer(p), hex.EncodeToString(body[len(body)-32:]); got != want {
+		t.Errorf("fileTrailer = %q, want %q", got, want)
+	}
+	if got := fileTrailer(p + ".missing"); got != "" {
+		t.Errorf("fileTrailer of no file = %q", got)
 	}
 }
 

@@ -145,28 +145,118 @@ func TestIndexCacheHit(t *testing.T) {
 	}
 }
 
-// TestIndexCacheYoungIndex: answers about an index changed less than the
-// settle time ago are not stored (two index writes within one tick of the
-// file system's clock could share a key), so the next capture asks git
-// again.
-func TestIndexCacheYoungIndex(t *testing.T) {
-	t.Parallel()
-	r := gittest.New(t)
-	r.Write("f", "f\n")
-	r.Commit("init")
+// zeroChecksum replaces r's index with a copy whose trailing checksum is
+// zeros, as git 2.40's index.skipHash writes it (git does not check it
+// when it reads an index): a new file, changed just now.
+func zeroChecksum(t *testing.T, r *gittest.Repo) {
+	t.Helper()
+	p := filepath.Join(r.GitDir, "index")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[len(b)-20:])
+	if err := os.WriteFile(p+".zeroed", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".zeroed", p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// youngCapture is tracedCapture of r's index, skipping the test when the
+// capture did not end within the settle time of the index's last change.
+func youngCapture(t *testing.T, r *gittest.Repo) (*plumbing.Snapshot, string) {
+	t.Helper()
 	at, ok := plumbing.IndexSettledAt(filepath.Join(r.GitDir, "index"))
 	if !ok {
 		t.Skip("the index cache is not used on this system")
 	}
-	_, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
 	if time.Now().After(at) {
 		t.Skip("the machine is too slow to capture within the settle time")
 	}
-	if !strings.Contains(tr, "index cache: not stored") {
-		t.Errorf("a young index was cached:\n%s", tr)
+	return snap, tr
+}
+
+// TestIndexCacheYoungIndex (issue 16): answers about an index git wrote
+// just now are stored, since its checksum tells it from any other index
+// file: the next capture, in another process, runs neither ls-files nor
+// write-tree and captures the same tree. An index changed less than the
+// settle time ago whose checksum is zeros (index.skipHash) is not stored
+// (two index writes within one tick of the file system's clock could
+// share a key), so the next capture asks git again.
+func TestIndexCacheYoungIndex(t *testing.T) {
+	t.Parallel()
+	t.Run("checksum", func(t *testing.T) {
+		t.Parallel()
+		r := gittest.New(t)
+		r.Write("f", "f\n")
+		r.Write("d/g", "g\n")
+		r.Commit("init")
+		r.Git("checkout", "-q", "HEAD", "--", "f") // rewrites the index
+		first, tr := youngCapture(t, r)
+		if runs(tr, "ls-files") != 1 || runs(tr, "write-tree") != 1 || strings.Contains(tr, "not stored") {
+			t.Fatalf("first capture: want ls-files and write-tree once, and the answers stored:\n%s", tr)
+		}
+		second, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+		if runs(tr, "ls-files") != 0 || runs(tr, "write-tree") != 0 || !strings.Contains(tr, "index cache: hit") {
+			t.Errorf("second capture of the index git wrote just before asked git again:\n%s", tr)
+		}
+		if head := plumbing.OID(r.Line("rev-parse", "HEAD^{tree}")); first.Tree != head || second.Tree != head {
+			t.Errorf("trees %s, %s; want HEAD's %s", first.Tree, second.Tree, head)
+		}
+	})
+	t.Run("zeros", func(t *testing.T) {
+		t.Parallel()
+		r := gittest.New(t)
+		r.Write("f", "f\n")
+		r.Commit("init")
+		zeroChecksum(t, r)
+		_, tr := youngCapture(t, r)
+		if !strings.Contains(tr, "index cache: not stored") {
+			t.Errorf("a young index without a checksum was cached:\n%s", tr)
+		}
+		if _, err := os.Stat(cachePath(t, r)); !os.IsNotExist(err) {
+			t.Errorf("cache file written for a young index without a checksum: %v", err)
+		}
+		if _, tr := tracedCapture(t, r, plumbing.CaptureOptions{}); runs(tr, "ls-files") != 1 {
+			t.Errorf("the next capture did not ask git:\n%s", tr)
+		}
+	})
+}
+
+// TestIndexCacheSameKeyOtherContent (issue 16): an index rewritten within
+// the settle time of the one the cache stored answers about, with the
+// same stat identity (device, inode, size and both times, which the
+// kernel's reuse of an inode number within one clock tick can give it)
+// but other content, does not get the old answers: its checksum differs.
+// Here the rewrite sets an assume-unchanged bit (same size) over a change
+// to f; the old answers would leave the bit in the private copy and miss
+// the change.
+func TestIndexCacheSameKeyOtherContent(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("f", "1\n")
+	r.Write("d/g", "2\n")
+	r.Commit("one")
+	r.Git("checkout", "-q", "HEAD", "--", "f")
+	youngCapture(t, r)
+	r.Write("f", "changed under the bit\n")
+	r.Git("update-index", "--assume-unchanged", "f")
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(cachePath(t, r)); !os.IsNotExist(err) {
-		t.Errorf("cache file written for a young index: %v", err)
+	if err := plumbing.RekeyIndexCache(repo); err != nil {
+		t.Fatalf("the first capture stored no answers about a young index with a checksum: %v", err)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, "index cache: miss (the index changed)") || runs(tr, "ls-files") != 1 || runs(tr, "--no-assume-unchanged") != 1 {
+		t.Errorf("the old answers were taken for other content under the same identity:\n%s", tr)
+	}
+	if got := r.Line("cat-file", "-p", string(snap.Tree)+":f"); got != "changed under the bit" {
+		t.Errorf("f in the tree: %q, want the change under the assume-unchanged bit", got)
 	}
 }
 
@@ -416,11 +506,12 @@ func TestIndexCacheAssumeUnchanged(t *testing.T) {
 	}
 }
 
-// TestHeldIndexAnswers (issue 16): answers about an index written less
-// than indexSettle ago, which the cache does not store, serve the same
-// process's next capture while the index is still that file (held open,
-// so no other file can get its inode): no ls-files and no write-tree of
-// the user's index again, the same tree. An index rewritten since (a new
+// TestHeldIndexAnswers (issue 16): answers about an index without a
+// checksum (index.skipHash) written less than indexSettle ago, which the
+// cache does not store, serve the same process's next capture while the
+// index is still that file (held open, so no other file can get its
+// inode): no ls-files and no write-tree of the user's index again, the
+// same tree. An index rewritten since (a new
 // file, a new key) is asked again, and what changed in it counts (an
 // assume-unchanged bit, cleared in the copy, so the change under it is
 // captured); so is an index in another process.
@@ -431,6 +522,7 @@ func TestHeldIndexAnswers(t *testing.T) {
 	r.Write("f", "1\n")
 	r.Write("d/g", "2\n")
 	r.Commit("one")
+	zeroChecksum(t, r)
 	repo, err := plumbing.Open(ctx, r.Dir)
 	if err != nil {
 		t.Fatal(err)
