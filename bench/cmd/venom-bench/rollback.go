@@ -140,8 +140,7 @@ func rollbackRow(n int) caseFunc {
 // spends what the two walks and the checkout do not (issue 16; measured
 // with GIT_VENOM_TRACE=1 and each child's CPU, bench/README.md).
 const smallRollbackNote = "what venom pays beyond the baseline here: 16-17 small git children at 1-3 ms of CPU each (one of\n" +
-	"them the checkout-index), nearly all of it git's start, and its own ~10 ms; and an ls-files and a write-tree\n" +
-	"of the index, which changed less than 2 s before (the baseline's checkout rewrites it): bench/README.md,\n" +
+	"them the checkout-index), nearly all of it git's start, and its own ~10 ms: bench/README.md,\n" +
 	"\"A rollback of 10 paths on a 4.8k-file tree\"\n"
 
 // rollbackDeletions (issue 16): the turn created o.big new files (in one
