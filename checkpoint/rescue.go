@@ -78,13 +78,79 @@ type Moved struct {
 // file_bytes (docs/json.md's convention): a file below a directory moved
 // whole is named by its real name in the backup, and a mangled one would
 // name nothing, so that every file of it looked like a person's.
+//
+// A record whose strings need no escaping (printable ASCII but for '"',
+// '\', '<', '>' and '&': every path a generated tree or a formatter
+// writes) is written by hand, byte for byte what encoding/json writes
+// (TestMovedPlainJSONIsEncodingJSONs): a rollback of 50,000 deletions
+// writes a record per file, and reflection cost 0.24 s of its CPU (issue
+// 16). Any other goes through encoding/json.
 func (m Moved) MarshalJSON() ([]byte, error) {
+	if b, ok := m.appendPlain(make([]byte, 0, 96+len(m.Path)+len(m.File)+len(m.Src)+len(m.Raw))); ok {
+		return b, nil
+	}
+	return m.marshalReflect()
+}
+
+// marshalReflect is MarshalJSON through encoding/json, for any record.
+func (m Moved) marshalReflect() ([]byte, error) {
 	type plain Moved
 	b, err := plumbing.MarshalPathBytes(plain(m), m.Path)
 	if err != nil {
 		return nil, err
 	}
 	return plumbing.AddPathBytes(b, "file_bytes", m.File)
+}
+
+// appendPlain appends m's manifest line (no newline) to b, as
+// encoding/json writes it, when each of its strings is plainJSON; ok is
+// false otherwise, and b is then to be dropped.
+func (m Moved) appendPlain(b []byte) (_ []byte, ok bool) {
+	if !plainJSON(m.Path) || !plainJSON(m.File) || !plainJSON(m.Src) || !plainJSON(m.Raw) {
+		return b, false
+	}
+	str := func(key, v string) {
+		b = append(b, key...)
+		b = append(b, '"')
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	str(`{"path":`, m.Path)
+	str(`,"file":`, m.File)
+	b = strconv.AppendUint(append(b, `,"dev":`...), m.Dev, 10)
+	b = strconv.AppendUint(append(b, `,"ino":`...), m.Ino, 10)
+	b = strconv.AppendInt(append(b, `,"size":`...), m.Size, 10)
+	b = strconv.AppendInt(append(b, `,"mtime_ns":`...), m.Mtime, 10)
+	if m.Link {
+		b = append(b, `,"link":true`...)
+	}
+	str(`,"src":`, m.Src)
+	if m.Racy {
+		b = append(b, `,"racy":true`...)
+	}
+	if m.Raw != "" {
+		str(`,"raw":`, m.Raw)
+	}
+	if m.Copied {
+		b = append(b, `,"copied":true`...)
+	}
+	if m.Dir {
+		b = append(b, `,"dir":true`...)
+	}
+	return append(b, '}'), true
+}
+
+// plainJSON reports whether encoding/json writes s as it is, between
+// quotes: printable ASCII with nothing it escapes (its HTML escaping
+// included).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

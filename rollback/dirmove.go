@@ -2,7 +2,6 @@ package rollback
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -166,15 +165,17 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 		files = append(files, rel)
 	}
 	sort.Strings(files)
-	for _, rel := range files {
-		line, err := json.Marshal(ap.moved(rel, inMoved(dst, d, rel), false))
+	at := make([]string, len(files)) // where each of files is once moved
+	for i, rel := range files {
+		at[i] = inMoved(dst, d, rel)
+		line, err := ap.moved(rel, at[i], false).MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("recording the backup of %s: %w", rel, err)
 		}
 		buf.Write(append(line, '\n'))
 	}
 	dev, ino, _, _ := plumbing.StatIdentity(top)
-	line, err := json.Marshal(checkpoint.Moved{Path: d, File: dst, Dev: dev, Ino: ino, Dir: true})
+	line, err := checkpoint.Moved{Path: d, File: dst, Dev: dev, Ino: ino, Dir: true}.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("recording the backup of %s: %w", d, err)
 	}
@@ -220,18 +221,18 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 	ap.movedDirs = append(ap.movedDirs, md)
 	// What is in it now: what the plan did not name, or a planned file
 	// saved into since the check, goes back to the tree.
-	for _, rel := range files {
-		st, err := os.Lstat(inMoved(dst, d, rel))
+	for i, rel := range files {
+		st, err := os.Lstat(at[i])
 		if err != nil {
 			continue // gone since the check: nothing of it to keep
 		}
 		if ok, _ := ap.stillAs(rel, st); !ok {
-			if ap.putBackNew(rel, inMoved(dst, d, rel)) {
+			if ap.putBackNew(rel, at[i]) {
 				ap.leave(rel, "saved while the rollback ran")
 				continue
 			}
 		}
-		ap.backups[rel] = &backup{file: inMoved(dst, d, rel), st: ap.before[rel].st}
+		ap.backups[rel] = &backup{file: at[i], st: ap.before[rel].st}
 	}
 	ap.strangers(md)
 	if touching != nil {

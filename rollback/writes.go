@@ -419,7 +419,7 @@ func (ap *applier) moveAway(rel string) (bool, error) {
 	b := &backup{file: dst, st: ap.before[rel].st}
 	// The manifest says what is moved before it is: a rollback killed
 	// now leaves what the next command needs to find a save in it.
-	line, err := json.Marshal(ap.moved(rel, dst, false))
+	line, err := ap.moved(rel, dst, false).MarshalJSON()
 	if err == nil {
 		_, err = ap.manifest.Write(append(line, '\n'))
 	}
