@@ -78,6 +78,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var own []journal.PathPerm
 	for _, q := range plans {
 		ap := &applier{plan: q, w: newWorktree(q.tree.Path(), q.changes(), q.snap), restore: q.recordedPerms(), made: made, began: began}
+		ap.w.first = q.looks
 		ap.own = q.permsToRecord(ap.w, ap.made, ap.restore)
 		own = append(own, prefixed(ap.own, q.prefix())...)
 		aps = append(aps, ap)

@@ -316,7 +316,7 @@ func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, o
 			ok = false
 			return filepath.SkipAll
 		}
-		sub, _ := filepath.Rel(abs, p)
+		sub := subOf(abs, p)
 		rel := d
 		if sub != "." {
 			rel = d + "/" + filepath.ToSlash(sub)
@@ -367,6 +367,23 @@ func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, o
 	return planned, true
 }
 
+// subOf is filepath.Rel(root, p) for a p that filepath.WalkDir(root)
+// gave: p itself is root joined with names, so its path below root is
+// what follows root and a separator ("." for root itself). It takes no
+// filepath.Rel, which cleans both paths again: 0.22 s of the CPU of a
+// rollback of 50,000 deletions, whose walks give 150,000 names (issue
+// 16).
+func subOf(root, p string) string {
+	if len(p) > len(root)+1 && p[len(root)] == filepath.Separator && p[:len(root)] == root {
+		return p[len(root)+1:]
+	}
+	sub, err := filepath.Rel(root, p)
+	if err != nil {
+		return p
+	}
+	return sub
+}
+
 // strangers puts back in the tree what is in the moved directory md that
 // the plan did not name (a person's file, made in it between the checks
 // and its rename, or in it since by a program whose working directory
@@ -387,7 +404,7 @@ func (ap *applier) strangers(md movedDir) bool {
 		if e.IsDir() {
 			return nil
 		}
-		sub, _ := filepath.Rel(md.file, p)
+		sub := subOf(md.file, p)
 		rel := md.rel + "/" + filepath.ToSlash(sub)
 		if md.planned[rel] {
 			return nil
@@ -531,7 +548,7 @@ func (ap *applier) dropDir(md movedDir) bool {
 			dirs = append(dirs, p)
 			return nil
 		}
-		sub, _ := filepath.Rel(md.file, p)
+		sub := subOf(md.file, p)
 		// Planned, and as the rescue judged it: a save made into it
 		// since (a program that holds it open) keeps it.
 		if !md.planned[md.rel+"/"+filepath.ToSlash(sub)] || !ap.judged.Unchanged(p) {

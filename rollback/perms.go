@@ -119,7 +119,9 @@ func gidOf(st os.FileInfo) (uint32, bool) {
 // default too: the rollback sets that file's bits, and its own undo must
 // set them back (a 0644 file an undo made 0600 is 0644 again after the
 // undo of that undo). Paths that cannot be read are left out: nothing of
-// theirs can be given back.
+// theirs can be given back. A file's bits are those of the plan's own look
+// at it (worktree.lstatFirst), which the baseline takes too: a chmod since
+// changes its ctime, and the file is then left, not moved (applier.still).
 func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm) []journal.PathPerm {
 	var out []journal.PathPerm
 	seen := map[string]bool{}
@@ -130,7 +132,11 @@ func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm)
 		}
 	}
 	add := func(rel string, dir bool) {
-		st, err := w.lstatReal(rel)
+		look := w.lstatReal
+		if !dir {
+			look = w.lstatFirst // the plan's look at the file
+		}
+		st, err := look(rel)
 		if err != nil || (dir && !st.IsDir()) || (!dir && !st.Mode().IsRegular()) {
 			return
 		}

@@ -284,6 +284,9 @@ type plan struct {
 	// .gitignore is back they leave the capture, which is as planned.
 	ignoredAtT []string
 	note       string
+	// looks is each planned path's lstat as the plan's check took it
+	// (worktree.looks), for the looks before the first write.
+	looks map[string]looked
 	// beyond is what of S (its trees and blobs) HEAD does not hold, as
 	// the plan's diffs listed it beside them (listed), for the safety
 	// checkpoint's checks (applier.safetyWhole).
@@ -866,6 +869,8 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	w := newWorktree(t.Path(), cands, p.snap)
+	w.looks = map[string]looked{}
+	p.looks = w.looks
 	for _, l := range w.blocked() {
 		addLeft(l)
 	}

@@ -29,7 +29,9 @@ import (
 //   - Before the first write, each planned path is looked at once
 //     (baseline): its lstat, and, when its last change is too near S's
 //     capture for the capture to be sure to have read it as it is, its
-//     bytes against S's blob.
+//     bytes against S's blob. The lstat is the one the plan's own check
+//     took, after S's capture (worktree.lstatFirst), and the permission
+//     bits logged for the undo (permsToRecord) are read from it too.
 //   - The writes go to git in batches of writeBatch paths (growing, while
 //     git writes under the stage: nextBatch). Just before a
 //     batch, each of its paths is checked again: parents, what is in the
@@ -292,7 +294,7 @@ func (ap *applier) baseline(ctx context.Context) error {
 			ap.src[c.Path] = c.Src
 			b := &seen{}
 			ap.before[c.Path] = b
-			st, err := ap.w.lstatReal(c.Path)
+			st, err := ap.w.lstatFirst(c.Path)
 			if err != nil {
 				b.changed = "gone since the plan's capture"
 				continue
