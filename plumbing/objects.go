@@ -76,13 +76,17 @@ func (r *Repo) Missing(ctx context.Context, oids []OID) ([]OID, error) {
 
 // catCheck asks `git cat-file --batch-check=<format>` about each of oids
 // and returns its answer lines, one an object in the order given
-// ("<oid> missing" for one the store does not have).
+// ("<oid> missing" for one the store does not have). All the questions
+// are on its stdin at once, so git buffers its answers (--buffer) instead
+// of flushing each: 50,000 objects cost 0.31 s of git's CPU flushed, and
+// 0.22 s buffered (issue 16: a rollback of 50,000 deletions checks its
+// safety checkpoint whole three times).
 func (r *Repo) catCheck(ctx context.Context, format string, oids []OID) ([]string, error) {
 	var in bytes.Buffer
 	for _, o := range oids {
 		in.WriteString(string(o) + "\n")
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch-check="+format)
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--buffer", "--batch-check="+format)
 	if err != nil {
 		return nil, err
 	}
@@ -104,13 +108,13 @@ type catObject struct {
 
 // catBatch asks `git cat-file --batch` for each of names (object names,
 // or <tree>:<path>; none may hold a newline) and returns the answers in
-// the order given.
+// the order given, its answers buffered as catCheck's are.
 func (r *Repo) catBatch(ctx context.Context, names []string) ([]catObject, error) {
 	var in bytes.Buffer
 	for _, n := range names {
 		in.WriteString(n + "\n")
 	}
-	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--batch")
+	out, err := r.Run(ctx, Options{Stdin: &in, NoWorkTree: true}, "cat-file", "--buffer", "--batch")
 	if err != nil {
 		return nil, err
 	}

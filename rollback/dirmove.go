@@ -306,7 +306,7 @@ func inMoved(dst, d, rel string) string {
 // and at the first entry that is not so. One readdir a directory, and
 // one lstat a directory (its device), none a file.
 func (ap *applier) wholeDir(d, abs string, want int) (planned map[string]bool, ok bool) {
-	planned = map[string]bool{}
+	planned = make(map[string]bool, want)
 	holds := map[string]bool{} // a directory below d with a planned file below it
 	var dirs []string
 	ok = true

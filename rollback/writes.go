@@ -279,14 +279,15 @@ func (ap *applier) leave(path, detail string) {
 func (ap *applier) baseline(ctx context.Context) error {
 	p := ap.plan
 	r := p.tree.Repo
-	ap.before = map[string]*seen{}
+	changes := p.changes()
+	ap.before = make(map[string]*seen, len(changes))
 	var racyFiles []string
 	var racyLinks []plumbing.OID
-	src := map[string]plumbing.TreeChange{}
-	ap.src = map[string]plumbing.OID{}
+	src := make(map[string]plumbing.TreeChange, len(changes))
+	ap.src = make(map[string]plumbing.OID, len(changes))
 	// One pass of lstats, each parent directory looked at once.
 	ap.w.batch(func() {
-		for _, c := range p.changes() {
+		for _, c := range changes {
 			if c.SrcMode == "000000" || c.SrcMode == "160000" {
 				continue
 			}
@@ -478,7 +479,7 @@ func (ap *applier) backupDirReady() error {
 	if ap.manifest, err = os.OpenFile(filepath.Join(ap.backupDir, checkpoint.ManifestFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
 		return err
 	}
-	ap.backups = map[string]*backup{}
+	ap.backups = make(map[string]*backup, len(ap.before)) // at most one a path the baseline saw
 	ap.maxHeld = maxHeld()
 	return nil
 }
@@ -1196,7 +1197,7 @@ func (ap *applier) rescue(ctx context.Context) {
 		// A copy holds no save, unless heldCopies put one there.
 		moved = append(moved, ap.moved(path, b.file, b.copied && !b.saved))
 	}
-	ap.judged = checkpoint.Seen{}
+	ap.judged = make(checkpoint.Seen, len(moved))
 	saves := p.tree.SavesAmong(ctx, moved, ap.judged)
 	ap.judgedMoved = moved
 	// What a person put into a directory moved whole, and could not go
