@@ -66,6 +66,9 @@ func dirMoveMinFrom(v string) int {
 type movedDir struct {
 	rel, file string
 	planned   map[string]bool
+	// files are the planned files it was moved with, at[i] where files[i]
+	// is in it since (dropNamed).
+	files, at []string
 }
 
 // moveDirs moves into the backup, each in one rename, the directories
@@ -217,7 +220,7 @@ func (ap *applier) moveDir(d string, want int) ([]string, error) {
 		}
 		return nil, nil
 	}
-	md := movedDir{rel: d, file: dst, planned: planned}
+	md := movedDir{rel: d, file: dst, planned: planned, files: files, at: at}
 	ap.movedDirs = append(ap.movedDirs, md)
 	// What is in it now: what the plan did not name, or a planned file
 	// saved into since the check, goes back to the tree.
@@ -522,6 +525,9 @@ func (ap *applier) settleMovedDirs() {
 
 // dropMovedDir is dropMovedDirs for one: whether md is gone.
 func (ap *applier) dropMovedDir(md movedDir) bool {
+	if ap.dropNamed(md) {
+		return true
+	}
 	for try := 0; ; try++ {
 		if ap.dropDir(md) {
 			return true
@@ -530,6 +536,44 @@ func (ap *applier) dropMovedDir(md movedDir) bool {
 			return false
 		}
 	}
+}
+
+// dropNamed is the first try of dropMovedDir, by the names md was moved
+// with and no readdir (issue 16: the walk's readdir and joins cost 0.3 s
+// of a rollback of 50,000 deletions): each planned file, while it is as
+// the rescue judged it (what dropDir unlinks too), then each directory
+// that held one, deepest first, and md itself, by rmdir. It stops, false,
+// at the first of them that is not so (a file gone, put back or saved
+// into, a directory that holds something else: a person's file, or a
+// directory they made): dropDir's walk then judges what is left, as it
+// judged all before.
+func (ap *applier) dropNamed(md movedDir) bool {
+	if len(md.files) == 0 {
+		return false
+	}
+	dirs := map[string]bool{}
+	for i, p := range md.at {
+		if !md.planned[md.files[i]] || !ap.judged.Unchanged(p) {
+			return false
+		}
+		if err := syscall.Unlink(p); err != nil {
+			return false
+		}
+		for d := p[:strings.LastIndexByte(p, filepath.Separator)]; len(d) > len(md.file) && !dirs[d]; d = d[:strings.LastIndexByte(d, filepath.Separator)] {
+			dirs[d] = true
+		}
+	}
+	order := make([]string, 0, len(dirs)+1)
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool { return len(order[i]) > len(order[j]) })
+	for _, d := range append(order, md.file) {
+		if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return false
+		}
+	}
+	return true
 }
 
 // dropDir is one try of dropMovedDirs for md: false when something the

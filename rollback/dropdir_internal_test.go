@@ -52,3 +52,71 @@ func TestDropDirKeepsWhatChangedSinceTheRescueJudgedIt(t *testing.T) {
 		t.Errorf("z, never judged: %q, %v; want it kept", b, err)
 	}
 }
+
+// TestDropNamedTakesOnlyWhatTheRescueJudged: the first try at a
+// directory moved whole goes by the names it was moved with (dropNamed),
+// and takes what the walk would: with every planned file as judged, the
+// directory is gone; with a save into one since the judging, or a file
+// never judged, it stops, keeps them, and the walk (dropMovedDir) keeps
+// them too, and so the directory. A directory a person made in it, empty,
+// goes with it, as with the walk alone.
+func TestDropNamedTakesOnlyWhatTheRescueJudged(t *testing.T) {
+	for _, tc := range []string{"clean", "saved", "unjudged", "emptydir"} {
+		t.Run(tc, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "0")
+			md := movedDir{rel: "d", file: dir, planned: map[string]bool{}}
+			ap := &applier{judged: checkpoint.Seen{}}
+			for _, f := range []string{"a/x", "a/b/y", "z", "c/w"} {
+				p := filepath.Join(dir, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(f+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				md.planned["d/"+f] = true
+				md.files, md.at = append(md.files, "d/"+f), append(md.at, p)
+				if !(tc == "unjudged" && f == "z") {
+					ap.judged.Look(p)
+				}
+			}
+			y := filepath.Join(dir, "a", "b", "y")
+			switch tc {
+			case "saved":
+				f, err := os.OpenFile(y, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("saved after the rescue judged it\n")
+				f.Close()
+			case "emptydir":
+				if err := os.Mkdir(filepath.Join(dir, "a", "new"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gone := ap.dropMovedDir(md)
+			_, err := os.Lstat(dir)
+			switch tc {
+			case "clean", "emptydir":
+				if !gone || err == nil {
+					t.Errorf("gone %v, the directory: %v; want it gone", gone, err)
+				}
+			case "saved":
+				if b, err := os.ReadFile(y); gone || err != nil || string(b) != "a/b/y\nsaved after the rescue judged it\n" {
+					t.Errorf("gone %v; the save: %q, %v; want it kept", gone, b, err)
+				}
+			case "unjudged":
+				if b, err := os.ReadFile(filepath.Join(dir, "z")); gone || err != nil || string(b) != "z\n" {
+					t.Errorf("gone %v; z, never judged: %q, %v; want it kept", gone, b, err)
+				}
+			}
+			if tc != "clean" && tc != "emptydir" {
+				for _, f := range []string{"a/x", "c/w"} {
+					if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
+						t.Errorf("%s, judged and unchanged, is still there", f)
+					}
+				}
+			}
+		})
+	}
+}
