@@ -143,6 +143,13 @@ const smallRollbackNote = "what venom pays beyond the baseline here: 16-17 small
 	"them the checkout-index), nearly all of it git's start, and its own ~10 ms: bench/README.md,\n" +
 	"\"A rollback of 10 paths on a 4.8k-file tree\"\n"
 
+// deletionsNote says where a rollback of 50,000 deletions spends its CPU
+// (issue 16; measured with GIT_VENOM_CPUPROFILE and each child's CPU,
+// bench/README.md).
+const deletionsNote = "what venom pays beyond the baseline here: two status walks, three whole-checks of the safety\n" +
+	"checkpoint, and per file four lstats and an unlink (issue 13's checks) where rm -rf pays the unlink:\n" +
+	"bench/README.md, \"A rollback of 50,000 deletions on the 100k tree\"\n"
+
 // rollbackDeletions (issue 16): the turn created o.big new files (in one
 // new directory); the rollback deletes them all. Against one status walk
 // and `rm -rf` of that directory (target 2x).
@@ -156,6 +163,7 @@ func rollbackDeletions(t *tree, o *options) (*benchCase, error) {
 		bases: []baseline{{side: side{label: labelStRm, prepare: f.write, check: check,
 			run: sequence(command(t.dir, statusCmd...), process(t.dir, nil, nil, "rm", "-rf", f.top))},
 			target: 2}},
+		note:    deletionsNote,
 		teardown: func() error {
 			if err := f.remove(); err != nil {
 				return err
