@@ -683,7 +683,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			removed = append(removed, s.Path)
 			continue
 		}
-		st, err := os.Lstat(filepath.Join(r.WorkTree, s.Path))
+		st, err := os.Lstat(r.inTree(s.Path))
 		if err != nil {
 			update = append(update, s.Path)
 			continue
@@ -936,7 +936,8 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	// are; the caller cleared a memo that is not). Elsewhere mktree
 	// checks that every object it is given is there, those of the kept
 	// entries included.
-	digest := changesDigest(changes)
+	sorted := sortedChanges(changes)
+	digest := changesDigest(changes, sorted)
 	var tree OID
 	if m := kept; m != nil && m.Memo.Base == base && m.Memo.Digest == digest && m.Memo.Tree != "" {
 		tree = m.Memo.Tree
@@ -954,7 +955,7 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 		if err := ed.close(); err != nil {
 			return "", err
 		}
-		if tree, err = r.writeWhole(ctx, whole, changes, len(base)); err != nil {
+		if tree, err = r.writeWhole(ctx, whole, changes, sorted, len(base)); err != nil {
 			return "", err
 		}
 	default:
@@ -1025,9 +1026,9 @@ const (
 // replaces the index it writes, so whole stays as it is, for a retry),
 // `update-index --index-info` (which adds, replaces a file by a
 // directory and back, and removes, as update-index --replace does) and
-// write-tree. No entry may be dropTree (wholeWay); hexLen is the length
-// of an object's name.
-func (r *Repo) writeWhole(ctx context.Context, whole string, changes map[string]*Entry, hexLen int) (OID, error) {
+// write-tree. No entry may be dropTree (wholeWay); paths are changes'
+// keys, sorted (sortedChanges); hexLen is the length of an object's name.
+func (r *Repo) writeWhole(ctx context.Context, whole string, changes map[string]*Entry, paths []string, hexLen int) (OID, error) {
 	idx, err := r.PrivateIndex("whole")
 	if err != nil {
 		return "", err
@@ -1042,25 +1043,26 @@ func (r *Repo) writeWhole(ctx context.Context, whole string, changes map[string]
 	if err != nil {
 		return "", fmt.Errorf("copying the index to a private one: %w", err)
 	}
-	paths := make([]string, 0, len(changes))
-	for p := range changes {
-		paths = append(paths, p)
+	// The records, removals first: "<mode> <object> 0\t<path>\0" each,
+	// about 70 bytes and a path.
+	size := 0
+	for _, p := range paths {
+		size += 16 + hexLen + len(p)
 	}
-	sort.Strings(paths)
-	var info bytes.Buffer
+	info := make([]byte, 0, size)
 	zero := strings.Repeat("0", hexLen)
 	for _, p := range paths {
 		if changes[p] == nil {
-			fmt.Fprintf(&info, "0 %s 0\t%s\x00", zero, p)
+			info = append(append(append(append(append(info, "0 "...), zero...), " 0\t"...), p...), 0)
 		}
 	}
 	for _, p := range paths {
 		if e := changes[p]; e != nil {
-			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+			info = append(append(append(append(append(append(info, e.Mode...), ' '), e.OID...), " 0\t"...), p...), 0)
 		}
 	}
 	env := []string{"GIT_INDEX_FILE=" + idx}
-	if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
+	if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(info)}, "update-index", "-z", "--index-info"); err != nil {
 		return "", fmt.Errorf("recording the changed paths in a private index: %w", err)
 	}
 	tree, err := r.Line(ctx, Options{Env: env}, "write-tree")
@@ -1068,6 +1070,14 @@ func (r *Repo) writeWhole(ctx context.Context, whole string, changes map[string]
 		return "", fmt.Errorf("writing the tree: %w", err)
 	}
 	return OID(tree), nil
+}
+
+// inTree is the file system path of the git path p (clean, as git prints
+// it: relative, no "." or ".." and no doubled or trailing "/") in the work
+// tree: filepath.Join without its Clean, which for the 10,000 paths of a
+// big capture cost about 10 ms (pprof), a fifth of what their lstat did.
+func (r *Repo) inTree(p string) string {
+	return r.WorkTree + string(filepath.Separator) + filepath.FromSlash(p)
 }
 
 // walkError is a failure of the status walk itself, told apart from one

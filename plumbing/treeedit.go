@@ -783,7 +783,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	}
 	defer RemovePrivateIndex(idx)
 	env := []string{"GIT_INDEX_FILE=" + idx}
-	skip := map[string]bool{} // removed, or staged as one of paths
+	skip := make(map[string]bool, len(without)+len(paths)) // removed, or staged as one of paths
 	for _, p := range without {
 		skip[p] = true
 	}
@@ -814,7 +814,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			copied, _ = os.Stat(idx)
 		}
 	}
-	have := map[string]bool{} // paths the index holds an entry of now
+	have := make(map[string]bool, len(paths)) // paths the index holds an entry of now
 	haveDir := map[string]bool{}
 	if ks != nil {
 		asked := make(map[string]bool, len(paths))
@@ -984,7 +984,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		// the paths of its entries, but the attributes files seeded from
 		// base. Not where an entry has a bit that would make git trust it
 		// without looking (core.ignoreStat sets assume-unchanged).
-		next := &keptStage{Base: ed.base, Paths: map[string]bool{}, Attrs: attrs, Dirs: map[string]bool{},
+		next := &keptStage{Base: ed.base, Paths: make(map[string]bool, len(list)), Attrs: attrs, Dirs: make(map[string]bool, len(haveDir)+len(dirs)),
 			Tainted: taint, Env: envID, Listing: out}
 		keepable := true
 		for _, e := range list {
