@@ -163,7 +163,7 @@ func rollbackDeletions(t *tree, o *options) (*benchCase, error) {
 		bases: []baseline{{side: side{label: labelStRm, prepare: f.write, check: check,
 			run: sequence(command(t.dir, statusCmd...), process(t.dir, nil, nil, "rm", "-rf", f.top))},
 			target: 2}},
-		note:    deletionsNote,
+		note: deletionsNote,
 		teardown: func() error {
 			if err := f.remove(); err != nil {
 				return err
