@@ -232,6 +232,43 @@ func TestTargetFileTooBig(t *testing.T) {
 	}
 }
 
+// TestTargetFileTooBigOverADirectory: a file the target holds over
+// maxFileBytes where S has a directory of files is left too_big and not
+// written, as over a file of S: the capture after could not record it,
+// and the undo would find it in the way of S's directory, in no
+// checkpoint, and leave both (TestRandomTrees seed 737533498). The files
+// below are deleted as planned, and the undo puts them back.
+func TestTargetFileTooBigOverADirectory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	f.r.Write("a.txt", "one\n")
+	f.r.Write("big.bin", string(make([]byte, 200)))
+	f.r.Commit("init")
+	k1 := f.take(checkpoint.ReasonTurnStart)
+	f.r.Git("rm", "-q", "big.bin")
+	f.r.Write("big.bin/x", "x\n")
+	f.r.Commit("agent")
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback(k1, rollback.Options{Restore: "files"})
+	if want := []rollback.Left{{Path: "big.bin", Reason: "too_big"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
+		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
+	}
+	if want := []rollback.File{{Path: "big.bin/x", Change: "delete", Class: "turn"}}; !reflect.DeepEqual(res.Repos[0].Files, want) {
+		t.Errorf("files %+v, want %+v", res.Repos[0].Files, want)
+	}
+	if _, err := os.Lstat(filepath.Join(f.r.Dir, "big.bin")); !os.IsNotExist(err) {
+		t.Errorf("big.bin: %v, want nothing there (its directory emptied, the big file not written)", err)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact %v, want true", res.Exact)
+	}
+	f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if got := f.r.Read("big.bin/x"); got != "x\n" {
+		t.Errorf("after the undo big.bin/x is %q, want x", got)
+	}
+}
+
 // TestSkipWorktreeLeftWhenOnlyOneSideSkips: a file made skip-worktree
 // after the target (its new bytes in no capture, S holding the index's
 // entry, equal to the target's) is listed in left as skip_worktree, so

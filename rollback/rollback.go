@@ -856,10 +856,10 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	}
 	cands = kept
 	// A file the target holds over maxFileBytes (its capture took it from
-	// the index, where a commit had put it) does not replace the file at
-	// its path: no capture after could record what it wrote, so the undo
-	// could not put back what was there (RFC 7.4's too_big, on T's side).
-	// Where no file is, it is written: a big file deleted in a turn comes
+	// the index, where a commit had put it) does not replace the file or
+	// the directory of files at its path: no capture after could record
+	// what it wrote, so the undo could not put back what was there (RFC
+	// 7.4's too_big, on T's side). Where nothing is, it is written: a big file deleted in a turn comes
 	// back (D12). The undo of a rollback (its target a safety checkpoint)
 	// writes them all: putting back the state before the rollback comes
 	// first, and a big file the rollback replaced is in that checkpoint.
@@ -1178,13 +1178,35 @@ func prefixOf(ctx context.Context, t *checkpoint.Tree, dir string) (string, erro
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
 
-// leaveTooBig returns cands without the writes over a file of S of
-// regular files whose blob is over the tree's maxFileBytes, each given to
-// addLeft as too_big. One `git cat-file --batch-check` reads the sizes.
+// leaveTooBig returns cands without the writes of regular files whose
+// blob is over the tree's maxFileBytes over something of S: a file at the
+// path, or a directory of S's files there (the changes deleting them are
+// in cands), each given to addLeft as too_big. One `git cat-file
+// --batch-check` reads the sizes.
 func leaveTooBig(ctx context.Context, t *checkpoint.Tree, cands []plumbing.TreeChange, addLeft func(Left)) ([]plumbing.TreeChange, error) {
 	max := t.Config.MaxFileBytes
+	// The directories S has a path below that changes: a big file
+	// written there would take the place of S's directory, and the undo
+	// could not put it back with the big file, in no capture, in its way.
+	sDirs := map[string]bool{}
+	for _, c := range cands {
+		if c.SrcMode == "000000" {
+			continue
+		}
+		for d := c.Path; ; {
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				break
+			}
+			d = d[:i]
+			if sDirs[d] {
+				break
+			}
+			sDirs[d] = true
+		}
+	}
 	regular := func(c plumbing.TreeChange) bool {
-		return (c.DstMode == "100644" || c.DstMode == "100755") && c.SrcMode != "000000"
+		return (c.DstMode == "100644" || c.DstMode == "100755") && (c.SrcMode != "000000" || sDirs[c.Path])
 	}
 	var blobs []plumbing.OID
 	for _, c := range cands {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -300,14 +301,23 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 		kept = append(kept, x)
 	}
 	// A file T holds over maxFileBytes (from the index) never replaces
-	// S's file: no capture after could record it, nor the undo put back
-	// what it replaced. Where S has none, it is written; an undo (T a
-	// safety checkpoint) writes them all.
+	// S's file, or S's directory of changing files: no capture after could
+	// record it, nor the undo put back what it replaced. Where S has
+	// nothing, it is written; an undo (T a safety checkpoint) writes them
+	// all.
+	sDirs := map[string]bool{}
+	for _, x := range kept {
+		if se, inS := exp.Tree[x]; inS && se.Mode != "" {
+			for d := path.Dir(x); d != "."; d = path.Dir(d) {
+				sDirs[d] = true
+			}
+		}
+	}
 	bigT := kept[:0:0]
 	for _, x := range kept {
 		se, inS := exp.Tree[x]
 		te, inT := c.tree[x]
-		if c.reason != checkpoint.ReasonPreRollback && inS && se.Mode != "" && inT && (te.Mode == "100644" || te.Mode == "100755") && len(s.blob(te.OID)) > maxFile {
+		if c.reason != checkpoint.ReasonPreRollback && ((inS && se.Mode != "") || sDirs[x]) && inT && (te.Mode == "100644" || te.Mode == "100755") && len(s.blob(te.OID)) > maxFile {
 			p.left[x] = "too_big"
 			continue
 		}
