@@ -192,6 +192,31 @@ func TestRefusedPlanKeepsNoPrivateIndex(t *testing.T) {
 	}
 }
 
+// rollBackOverBigAtK1 makes a guarded tree whose k1 holds big.bin over
+// maxFileBytes (committed, so the capture took the index's entry) beside
+// a.txt "one", runs turn (then commits it and takes the turn's end), and
+// rolls back to k1: big.bin must be left too_big, the rollback exact.
+func rollBackOverBigAtK1(t *testing.T, turn func(f *fixture)) (*fixture, *rollback.Result) {
+	t.Helper()
+	f := newFixture(t, true)
+	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
+	f.r.Write("a.txt", "one\n")
+	f.r.Write("big.bin", string(make([]byte, 200)))
+	f.r.Commit("init")
+	k1 := f.take(checkpoint.ReasonTurnStart)
+	turn(f)
+	f.r.Commit("agent")
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback(k1, rollback.Options{Restore: "files"})
+	if want := []rollback.Left{{Path: "big.bin", Reason: "too_big"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
+		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
+	}
+	if res.Exact == nil || !*res.Exact {
+		t.Errorf("exact %v, want true", res.Exact)
+	}
+	return f, res
+}
+
 // TestTargetFileTooBig: a file the target holds over maxFileBytes (a
 // commit put it in the index, and the capture took the index's entry) is
 // left too_big and not written: the capture after the rollback could not
@@ -200,20 +225,10 @@ func TestRefusedPlanKeepsNoPrivateIndex(t *testing.T) {
 // paths are rolled back, exactly, and the undo restores everything.
 func TestTargetFileTooBig(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, true)
-	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
-	f.r.Write("a.txt", "one\n")
-	f.r.Write("big.bin", string(make([]byte, 200)))
-	f.r.Commit("init")
-	k1 := f.take(checkpoint.ReasonTurnStart)
-	f.r.Write("a.txt", "two\n")
-	f.r.Write("big.bin", "small now\n")
-	f.r.Commit("agent")
-	f.take(checkpoint.ReasonTurnEnd)
-	res := f.mustRollback(k1, rollback.Options{Restore: "files"})
-	if want := []rollback.Left{{Path: "big.bin", Reason: "too_big"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
-		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
-	}
+	f, res := rollBackOverBigAtK1(t, func(f *fixture) {
+		f.r.Write("a.txt", "two\n")
+		f.r.Write("big.bin", "small now\n")
+	})
 	if want := []rollback.File{{Path: "a.txt", Change: "modify", Class: "turn"}}; !reflect.DeepEqual(res.Repos[0].Files, want) {
 		t.Errorf("files %+v, want %+v", res.Repos[0].Files, want)
 	}
@@ -222,9 +237,6 @@ func TestTargetFileTooBig(t *testing.T) {
 	}
 	if got := f.r.Read("a.txt"); got != "one\n" {
 		t.Errorf("a.txt is %q, want k1's", got)
-	}
-	if res.Exact == nil || !*res.Exact {
-		t.Errorf("exact %v, want true", res.Exact)
 	}
 	f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
 	if got := f.r.Read("a.txt"); got != "two\n" {
@@ -240,28 +252,15 @@ func TestTargetFileTooBig(t *testing.T) {
 // below are deleted as planned, and the undo puts them back.
 func TestTargetFileTooBigOverADirectory(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, true)
-	f.r.Git("config", "venom.checkpoints.maxFileBytes", "100")
-	f.r.Write("a.txt", "one\n")
-	f.r.Write("big.bin", string(make([]byte, 200)))
-	f.r.Commit("init")
-	k1 := f.take(checkpoint.ReasonTurnStart)
-	f.r.Git("rm", "-q", "big.bin")
-	f.r.Write("big.bin/x", "x\n")
-	f.r.Commit("agent")
-	f.take(checkpoint.ReasonTurnEnd)
-	res := f.mustRollback(k1, rollback.Options{Restore: "files"})
-	if want := []rollback.Left{{Path: "big.bin", Reason: "too_big"}}; !reflect.DeepEqual(res.Repos[0].Left, want) {
-		t.Errorf("left %+v, want %+v", res.Repos[0].Left, want)
-	}
+	f, res := rollBackOverBigAtK1(t, func(f *fixture) {
+		f.r.Git("rm", "-q", "big.bin")
+		f.r.Write("big.bin/x", "x\n")
+	})
 	if want := []rollback.File{{Path: "big.bin/x", Change: "delete", Class: "turn"}}; !reflect.DeepEqual(res.Repos[0].Files, want) {
 		t.Errorf("files %+v, want %+v", res.Repos[0].Files, want)
 	}
 	if _, err := os.Lstat(filepath.Join(f.r.Dir, "big.bin")); !os.IsNotExist(err) {
 		t.Errorf("big.bin: %v, want nothing there (its directory emptied, the big file not written)", err)
-	}
-	if res.Exact == nil || !*res.Exact {
-		t.Errorf("exact %v, want true", res.Exact)
 	}
 	f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
 	if got := f.r.Read("big.bin/x"); got != "x\n" {
