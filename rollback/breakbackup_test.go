@@ -264,11 +264,7 @@ func TestRescueIsNamedWhenTheEndCannotBeLogged(t *testing.T) {
 // backup; the rollback ends ok and removes the backup all the same, so
 // the edit is gone and the undo the rollback prints cannot bring it back.
 func TestBackupsGoOnlyWhileTheSafetyCheckpointIsWhole(t *testing.T) {
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	r.Write("a.txt", "a two\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
 	r.Write("a.txt", "a person's edit after k2, only in S\n")

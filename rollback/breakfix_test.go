@@ -24,11 +24,7 @@ import (
 // hold that edit. It returns f and the plan's arguments.
 func genEditedAfterK2(t *testing.T) (*fixture, []string) {
 	t.Helper()
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	r.Write("a.txt", "a two\n")
 	for _, p := range numbered("gen/f%d.txt", 4) {
 		r.Write(p, made(p))
@@ -353,11 +349,7 @@ func TestWayBackOfDeletionsKeepsModesAndLinks(t *testing.T) {
 // internal/tui/result.go, never reads repos[].backup at all: it says
 // only the latter.)
 func TestKeptBackupIsNotContradicted(t *testing.T) {
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	r.Write("a.txt", "a two\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
 	r.Write("a.txt", "a person's edit after k2, only in S\n")
@@ -428,11 +420,7 @@ func TestLateSaveInASubmoduleIsNamedOnce(t *testing.T) {
 // itself (foreignIn), and RemoveNamed then unlinks each listed file
 // through the link: the person's files on the other disk.
 func TestSweepNeverUnlinksThroughASymlinkMovedIntoTheBackup(t *testing.T) {
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	gen := numbered("gen/f%d.txt", 4)
 	for _, p := range gen {
 		r.Write(p, made(p))

@@ -32,11 +32,7 @@ import (
 // so it says no, S is not checked, and dropDir unlinks the only copy of
 // the edit.
 func TestWayBackKeepsAMovedManifestJsonlItsPrunedSafetyLost(t *testing.T) {
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	r.Write("a.txt", "a two\n")
 	for _, p := range append(numbered("gen/f%d.txt", 3), "gen/manifest.jsonl") {
 		r.Write(p, made(p))

@@ -66,6 +66,17 @@ func newFixture(t *testing.T, guarded bool) *fixture {
 	return &fixture{t: t, r: gittest.New(t), agent: "a1", guarded: guarded}
 }
 
+// startedAtK1 is an unguarded fixture whose repository has a.txt "one"
+// committed and the agent's turn started on it (k1); it returns both.
+func startedAtK1(t *testing.T) (*fixture, *gittest.Repo) {
+	t.Helper()
+	f := newFixture(t, false)
+	f.r.Write("a.txt", "one\n")
+	f.r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	return f, f.r
+}
+
 // tree opens the tree afresh, so config a test changed is read.
 func (f *fixture) tree() *checkpoint.Tree {
 	f.t.Helper()
