@@ -170,3 +170,60 @@ func TestTracksBelowPrefix(t *testing.T) {
 	tracedCapture(t, r, plumbing.CaptureOptions{}) // stores the index's answer
 	check(true)
 }
+
+// TestCleanEnvTrimThreshold: every git child gets glibc's heap trim
+// threshold unless the environment already sets one, in either of glibc's
+// two spellings (issue 16), and the value reaches the child.
+func TestCleanEnvTrimThreshold(t *testing.T) {
+	t.Parallel()
+	const want = "MALLOC_TRIM_THRESHOLD_=16777216"
+	count := func(env []string, prefix string) int {
+		n := 0
+		for _, kv := range env {
+			if strings.HasPrefix(kv, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		env  []string
+		want int // how many times the default is appended
+	}{
+		{[]string{"HOME=/h", "PATH=/bin"}, 1},
+		{[]string{"MALLOC_TRIM_THRESHOLD_=0"}, 0},
+		{[]string{"GLIBC_TUNABLES=glibc.malloc.trim_threshold=4096"}, 0},
+		{[]string{"GLIBC_TUNABLES=glibc.malloc.arena_max=2"}, 1},
+	} {
+		got := plumbing.CleanEnv(c.env)
+		if n := count(got, want); n != c.want {
+			t.Errorf("CleanEnv(%q) = %q: %d of %q, want %d", c.env, got, n, want, c.want)
+		}
+		if n := count(got, "MALLOC_TRIM_THRESHOLD_="); n > 1 {
+			t.Errorf("CleanEnv(%q) = %q: the threshold is set %d times", c.env, got, n)
+		}
+		for _, kv := range c.env {
+			if count(got, kv) != 1 {
+				t.Errorf("CleanEnv(%q) = %q: %q is lost", c.env, got, kv)
+			}
+		}
+	}
+
+	r := gittest.New(t)
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := repo.Run(context.Background(), plumbing.Options{}, "-c", "alias.venom-env=!env", "venom-env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	childEnv := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	wantChild := 1
+	if count(os.Environ(), "MALLOC_TRIM_THRESHOLD_=") > 0 || strings.Contains(os.Getenv("GLIBC_TUNABLES"), "trim_threshold") {
+		wantChild = 0 // the test's own environment chose a threshold
+	}
+	if n := count(childEnv, want); n != wantChild {
+		t.Errorf("a git child's environment has %s %d times, want %d:\n%s", want, n, wantChild, out)
+	}
+}
