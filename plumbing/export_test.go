@@ -65,3 +65,7 @@ func RekeyIndexCache(r *Repo) error {
 	}
 	return os.WriteFile(r.indexCachePath(), b, 0o644)
 }
+
+// TrimChosen is trimChosen: whether env already sets glibc's heap trim
+// threshold, so that CleanEnv adds none.
+var TrimChosen = trimChosen

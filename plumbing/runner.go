@@ -236,18 +236,13 @@ const mallocTrim = "MALLOC_TRIM_THRESHOLD_=16777216"
 // CleanEnv returns env without the variables a git child must not inherit,
 // and with the ones every child gets: no prompts, C locale for stderr we
 // parse, no pager, and the heap trim threshold of mallocTrim unless env
-// already sets one.
+// already chooses one (trimChosen).
 func CleanEnv(env []string) []string {
 	out := make([]string, 0, len(env)+5)
-	trimSet := false
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
+		k, _, _ := strings.Cut(kv, "=")
 		if scrubbed[k] {
 			continue
-		}
-		if k == "MALLOC_TRIM_THRESHOLD_" ||
-			(k == "GLIBC_TUNABLES" && strings.Contains(v, "glibc.malloc.trim_threshold")) {
-			trimSet = true
 		}
 		out = append(out, kv)
 	}
@@ -256,10 +251,24 @@ func CleanEnv(env []string) []string {
 		"GIT_PAGER=cat",
 		"LC_ALL=C",
 	)
-	if !trimSet {
+	if !trimChosen(env) {
 		out = append(out, mallocTrim)
 	}
 	return out
+}
+
+// trimChosen reports whether env sets glibc's heap trim threshold in
+// either of its spellings: MALLOC_TRIM_THRESHOLD_, or
+// glibc.malloc.trim_threshold in GLIBC_TUNABLES.
+func trimChosen(env []string) bool {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "MALLOC_TRIM_THRESHOLD_" ||
+			(k == "GLIBC_TUNABLES" && strings.Contains(v, "glibc.malloc.trim_threshold")) {
+			return true
+		}
+	}
+	return false
 }
 
 var gitPath struct {
