@@ -396,3 +396,50 @@ exec %[3]q "$@"
 		})
 	}
 }
+
+// TestReuseReadsTheRefWithHEAD (issue 16): a capture that reuses the
+// latest checkpoint (RFC 3.2) finds its ref still naming the logged
+// commit in the child that reads HEAD, under the locks, and starts no
+// git of its own for it; a capture after the ref was deleted reads it
+// there too, finds it gone and makes a new checkpoint.
+func TestReuseReadsTheRefWithHEAD(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(gittest.Build(t, "git-venom-checkpoint"), "git-venom-checkpoint")
+	r := newRepo(t)
+	env := append(gittest.Env(), "GIT_VENOM_TRACE=1")
+	capture := func() (takeOut, []string) {
+		t.Helper()
+		stdout, stderr, code := runBin(t, bin, r.Dir, env, "--agent", "a1", "--json")
+		var out takeOut
+		if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+			t.Fatalf("capture: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+		}
+		var reads []string
+		for _, l := range strings.Split(stderr, "\n") {
+			if args, ok := strings.CutPrefix(l, "venom trace: git "); ok && strings.Contains(args, "refs/venom/checkpoints/") {
+				reads = append(reads, args)
+			}
+		}
+		return out, reads
+	}
+	k1, reads := capture()
+	if k1.Checkpoint != "k1" || k1.Reused || len(reads) != 1 || !strings.HasPrefix(reads[0], "update-ref") {
+		t.Fatalf("first capture: %+v, ref children %q, want k1 made by one update-ref", k1, reads)
+	}
+	const ref = "refs/venom/checkpoints/a1/1"
+	again, reads := capture()
+	if !again.Reused || again.Checkpoint != "k1" || len(again.Repos) != 1 || again.Repos[0].Commit != k1.Repos[0].Commit {
+		t.Errorf("second capture: %+v, want k1 reused", again)
+	}
+	if len(reads) != 1 || !strings.HasPrefix(reads[0], "rev-parse HEAD HEAD^{tree} ") || !strings.Contains(reads[0], ref+"^{commit}") {
+		t.Errorf("the reuse read the ref in %q, want one child, the one that reads HEAD", reads)
+	}
+	r.Git("update-ref", "-d", ref)
+	k2, reads := capture()
+	if k2.Reused || k2.Checkpoint != "k2" {
+		t.Errorf("after the ref's deletion: %+v, want a new k2", k2)
+	}
+	if len(reads) < 1 || !strings.Contains(reads[0], ref+"^{commit}") {
+		t.Errorf("after the ref's deletion, the ref children %q, want the first to read %s with HEAD", reads, ref)
+	}
+}

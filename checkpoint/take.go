@@ -180,21 +180,34 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		pre = append([]journal.Entry{{Type: journal.TypeAgentRegistered, Body: journal.AgentRegistered{Agent: o.Agent, Path: t.Path(), Isolation: iso}}}, pre...)
 	}
 
+	latest := a.Latest()
+	known := o.Refs
 	capt := o.Capture
 	if capt == nil && o.Snapshot != nil {
 		capt = t.Single(o.Snapshot)
 	}
 	if capt == nil {
+		// The latest checkpoint's ref, which both the reuse (RFC 3.2)
+		// and an unchanged repository's commit (RFC 5.1) must find
+		// still naming its commit, is read in the child that reads
+		// HEAD, under the locks: a git start saved on every reuse
+		// (issue 16).
+		var read []string
+		if latest != nil && !latest.Pruned && known == nil {
+			read = []string{refs.Checkpoint(o.Agent, latest.N)}
+		}
 		var err error
-		capt, err = t.CaptureAll(ctx)
+		capt, err = t.captureAll(ctx, read)
 		if err != nil {
 			return nil, t.fail(o, pre, post, turn, err)
+		}
+		if v := capt.Top().Refs; len(read) > 0 && len(v) == len(read) {
+			known = map[string]plumbing.OID{read[0]: v[0]}
 		}
 	}
 	at := journal.Timestamp(journal.Now())
 
-	latest := a.Latest()
-	if latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, capt) {
+	if latest != nil && dedups(o.Reason) && t.sameAs(ctx, latest, capt, known) {
 		label := o.Label
 		if o.LabelNew {
 			label = ""
@@ -242,7 +255,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 				} else if ic := o.IndexCommits[c.Repo]; i > 0 && ic != "" {
 					more = append(more, ic)
 				}
-				if prev := t.unchanged(ctx, latest, c, repos[i], o.Refs); prev != "" && len(more) == 0 {
+				if prev := t.unchanged(ctx, latest, c, repos[i], known); prev != "" && len(more) == 0 {
 					repos[i].Commit = prev
 				} else {
 					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)
@@ -314,8 +327,10 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 // also tells apart one with no commit, which has no gitlink, appearing or
 // going), so a reused checkpoint never names another repository's commit
 // than the tree has. Whether one is dirty is its own files' business, not
-// the tree's: it does not count.
-func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, c *Capture) bool {
+// the tree's: it does not count. known are the values of top repository
+// refs read already under this command's locks (as unchanged's); the
+// ref of another repository, or one not in it, is read here.
+func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, c *Capture, known map[string]plumbing.OID) bool {
 	if len(s.Rec.Repos) != len(c.Repos) {
 		return false
 	}
@@ -325,9 +340,16 @@ func (t *Tree) sameAs(ctx context.Context, s *journal.Saved, c *Capture) bool {
 			return false
 		}
 	}
+	ref := refs.Checkpoint(s.Rec.Agent, s.N)
 	for i, cr := range c.Repos {
-		v, err := cr.Git.RefValue(ctx, refs.Checkpoint(s.Rec.Agent, s.N))
-		if err != nil || string(v) != s.Rec.Repos[i].Commit {
+		v, ok := known[ref]
+		if !ok || cr.Repo != TopRepo {
+			var err error
+			if v, err = cr.Git.RefValue(ctx, ref); err != nil {
+				return false
+			}
+		}
+		if string(v) != s.Rec.Repos[i].Commit {
 			return false
 		}
 	}

@@ -12,12 +12,12 @@ import (
 // is its git children, each a git start. The real call of a one-turn
 // rollback of ten files reads the checkpoint refs it needs (its
 // target's, and its latest checkpoint's, which the safety checkpoint
-// reuses) under its locks in the child that reads S's HEAD, and the
-// plan's diffs of S, T
-// and the windows in one diff-tree, which lists what of S HEAD does not
-// hold for the safety checkpoint's checks too; its verification, which
-// finds T's tree, needs no diff-tree to call it exact. The rollback is exact and
-// the files are back.
+// reuses) under its locks in the child that reads S's HEAD (the
+// verification reads the safety checkpoint's in its own), and the
+// plan's diffs of S, T and the windows in one diff-tree, which lists
+// what of S HEAD does not hold for the safety checkpoint's checks too;
+// its verification, which finds T's tree, needs no diff-tree to call it
+// exact. The rollback is exact and the files are back.
 func TestRollbackGitChildren(t *testing.T) {
 	f := newFixture(t, false)
 	r := f.r
@@ -42,9 +42,13 @@ func TestRollbackGitChildren(t *testing.T) {
 			diffs = append(diffs, args)
 		}
 	}
-	if len(refReads) != 1 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
-		!strings.Contains(refReads[0], "HEAD^{tree}") {
-		t.Errorf("the checkpoint refs read by %d children, want one for k1 and k2, S's read of HEAD:\n%s", len(refReads), strings.Join(refReads, "\n"))
+	// S's read of HEAD reads k1 and k2; the verification's, the safety
+	// checkpoint k3 (the latest then, whose commit an unchanged
+	// repository would get again: RFC 5.1). No child reads a ref alone.
+	if len(refReads) != 2 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
+		!strings.Contains(refReads[1], f.ref("k3")+"^{commit}") ||
+		!strings.Contains(refReads[0], "HEAD^{tree}") || !strings.Contains(refReads[1], "HEAD^{tree}") {
+		t.Errorf("the checkpoint refs read by %d children, want two, S's read of HEAD for k1 and k2 and the verification's for k3:\n%s", len(refReads), strings.Join(refReads, "\n"))
 	}
 	stdin := 0
 	for _, d := range diffs {
