@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/venom-org/git-venom/journal"
@@ -160,7 +159,27 @@ func Names() []string {
 // naming an event the toolkit does not use is an Event of kind Ignore.
 func (h *Harness) Parse(data []byte) (*Event, error) { return h.parse(data) }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+// isUUID reports whether s is a UUID in lower-case hex, 8-4-4-4-12 (a
+// loop rather than a regexp compiled at every process's start).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // AgentID derives the agent id of a harness session (DESIGN.md section 6: a
 // session is an agent, two sessions in one tree are two agents). It is
@@ -180,7 +199,7 @@ func AgentID(prefix, session string) string {
 	switch {
 	case s == "":
 		return prefix
-	case uuidRE.MatchString(s):
+	case isUUID(s):
 		hex := strings.ReplaceAll(s, "-", "")
 		if hex[12] == '7' {
 			return prefix + "-" + hex[len(hex)-12:]

@@ -43,6 +43,6 @@ func CraftSnapshot(version uint64, logPath string, end, seq int64, tail string, 
 // after its bytes were changed.
 func Recrc(b []byte) []byte {
 	i := len(snapshotMagic) + len(binary.AppendUvarint(nil, snapshotVersion))
-	binary.LittleEndian.PutUint32(b[i:], crc32.Checksum(b[i+4:], castagnoli))
+	binary.LittleEndian.PutUint32(b[i:], crc32.ChecksumIEEE(b[i+4:]))
 	return b
 }

@@ -1,6 +1,7 @@
 package plumbing
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -48,8 +49,9 @@ func RekeyIndexCache(r *Repo) error {
 	if err != nil {
 		return err
 	}
+	head, lists, _ := bytes.Cut(b, []byte("\n"))
 	var f map[string]json.RawMessage
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := json.Unmarshal(head, &f); err != nil {
 		return err
 	}
 	var key map[string]any
@@ -63,7 +65,7 @@ func RekeyIndexCache(r *Repo) error {
 	if b, err = json.Marshal(f); err != nil {
 		return err
 	}
-	return os.WriteFile(r.indexCachePath(), b, 0o644)
+	return os.WriteFile(r.indexCachePath(), append(append(b, '\n'), lists...), 0o644)
 }
 
 // TrimChosen is trimChosen: whether env already sets glibc's heap trim

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,26 +116,54 @@ func TestIndexCacheCorrupt(t *testing.T) {
 	key := indexKey{Dev: 1, Ino: 2, Size: 3, MtimeNs: 4, CtimeNs: 5}
 	k := `"key":{"dev":1,"ino":2,"size":3,"mtime_ns":4,"ctime_ns":5}`
 	v := fmt.Sprintf(`{"version":%d,`, indexCacheVersion)
-	if got, why := readIndexCache(writeCache(t, v+k+`}`), key); got == nil {
+	if got, why := readIndexCache(writeCache(t, v+k+"}\n"), key); got == nil {
 		t.Fatalf("the well-formed entry the cases below break is a miss: %s", why)
 	}
+	// lists is a file of header v+k (unclosed) with the five lists after
+	// it, their lengths and checksum right.
+	lists := func(l ...string) string {
+		var bs [][]byte
+		for _, x := range l {
+			bs = append(bs, []byte(x))
+		}
+		f := indexCacheFile{Version: indexCacheVersion, Key: key}
+		b, err := indexCacheBytes(f, bs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	good := lists("sw\x00", "au\x00", "4b825dc642cb6eb9a060e54bf8d69288fbee4904 sub\x00", "d\x00d/e\x00", "d\x00")
+	if got, why := readIndexCache(writeCache(t, good), key); got == nil {
+		t.Fatalf("the well-formed entry with lists is a miss: %s", why)
+	} else if got.Answer.SkipWorktree[0] != "sw" || got.Answer.AssumeUnchanged[0] != "au" || len(got.Answer.Dirs) != 2 ||
+		got.Answer.Dirs[1] != "d/e" || got.Hidden[0] != "d" || got.Answer.Gitlinks["sub"] != "4b825dc642cb6eb9a060e54bf8d69288fbee4904" {
+		t.Fatalf("the lists read back as %+v, hidden %q", got.Answer, got.Hidden)
+	}
+	head, rest, _ := strings.Cut(good, "\n")
 	for name, content := range map[string]string{
 		"empty":                            "",
 		"truncated":                        v + k[:20],
-		"not json":                         "\x00\x01garbage",
-		"other version":                    fmt.Sprintf(`{"version":%d,`, indexCacheVersion+1) + k + `}`,
-		"version 1 (no attributes answer)": `{"version":1,` + k + `}`,
-		"no version":                       `{` + k + `}`,
-		"unterminated list":                v + k + `,"skip_worktree":"YQ=="}`,    // "a"
-		"empty name":                       v + k + `,"assume_unchanged":"AGEA"}`, // "\0a\0"
-		"gitlink without oid":              v + k + `,"gitlinks":"c3ViAA=="}`,     // "sub\0"
-		"gitlink bad oid":                  v + k + `,"gitlinks":"eHl6IHN1YgA="}`, // "xyz sub\0"
-		"bad tree":                         v + k + `,"tree":"HEAD"}`,
-		"unterminated dirs":                v + k + `,"dirs":"YQ=="}`,   // "a"
-		"unterminated hidden":              v + k + `,"hidden":"YQ=="}`, // "a"
-		"bad base64":                       v + k + `,"skip_worktree":"%%%"}`,
-		"wrong type":                       v + k + `,"skip_worktree":["a","b"]}`,
-		"upper-case tree":                  v + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}`,
+		"no header line":                   v + k + `}`,
+		"not json":                         "\x00\x01garbage\n",
+		"other version":                    fmt.Sprintf(`{"version":%d,`, indexCacheVersion+1) + k + "}\n",
+		"version 1 (no attributes answer)": `{"version":1,` + k + "}\n",
+		"version 5 (base64 lists)":         `{"version":5,` + k + `,"dirs":"YQA="}` + "\n",
+		"no version":                       `{` + k + "}\n",
+		"unterminated list":                lists("a", "", "", "", ""),
+		"empty name":                       lists("", "\x00a\x00", "", "", ""),
+		"gitlink without oid":              lists("", "", "sub\x00", "", ""),
+		"gitlink bad oid":                  lists("", "", "xyz sub\x00", "", ""),
+		"bad tree":                         v + k + `,"tree":"HEAD"}` + "\n",
+		"unterminated dirs":                lists("", "", "", "a", ""),
+		"unterminated hidden":              lists("", "", "", "", "a"),
+		"bytes after a header of no lists": v + k + "}\nd\x00",
+		"lists cut short":                  good[:len(good)-1],
+		"bytes after the lists":            good + "x\x00",
+		"checksum mismatch":                head + "\n" + strings.Replace(rest, "d/e", "d/f", 1),
+		"four lists":                       strings.Replace(head, `"lists":[3,3,`, `"lists":[6,`, 1) + "\n" + rest,
+		"wrong type":                       v + k + `,"lists":"a"}` + "\n",
+		"upper-case tree":                  v + k + `,"tree":"4B825DC642CB6EB9A060E54BF8D69288FBEE4904"}` + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got, why := readIndexCache(writeCache(t, content), key); got != nil || why == "" {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,27 @@ func TestCheckpointTimeoutExit(t *testing.T) {
 		if len(ents) > 0 {
 			t.Errorf("private index left behind: %v", ents)
 		}
+	}
+}
+
+// TestTraceCPU: with GIT_VENOM_TRACE set, a command's last stderr line is
+// its own CPU and its git children's (getrusage), both numbers, the
+// children's more than nothing since a capture runs git.
+func TestTraceCPU(t *testing.T) {
+	r := gittest.New(t)
+	r.Write("a.txt", "a\n")
+	t.Setenv("GIT_VENOM_TRACE", "1")
+	res := runCheckpoint(t, r.Dir, "--agent", "tracecpu")
+	if res.code != 0 {
+		t.Fatalf("checkpoint: exit %d: %s", res.code, res.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+	last := lines[len(lines)-1]
+	var own, kids float64
+	if n, err := fmt.Sscanf(last, "venom trace: CPU: %f ms venom, %f ms its git children", &own, &kids); n != 2 || err != nil {
+		t.Fatalf("the last trace line is %q, not the CPU line (%v)", last, err)
+	}
+	if own < 0 || kids <= 0 {
+		t.Errorf("CPU line %q: venom %v ms, children %v ms", last, own, kids)
 	}
 }

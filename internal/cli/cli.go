@@ -93,6 +93,9 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		defer startProfile(path)()
 	}
 	tuneGC()
+	if os.Getenv("GIT_VENOM_TRACE") != "" {
+		defer traceCPU(errw)
+	}
 	// A hang-up (a closed terminal, a harness ending its hook's session)
 	// stops a command as SIGTERM and Ctrl-C do: the context ends, git's
 	// children are killed, and a rollback goes back to S before it exits
@@ -129,6 +132,21 @@ func tuneGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
 	}
+}
+
+// traceCPU writes, as the last trace line (GIT_VENOM_TRACE), the CPU time
+// (user+system, ms) of this process and of the git children it waited
+// for, from getrusage(2): what a profile of a small command needs and a
+// wrapper around git would inflate (bench/README.md, Profiling).
+func traceCPU(w io.Writer) {
+	ms := func(who int) float64 {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) != nil {
+			return -1
+		}
+		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+	}
+	fmt.Fprintf(w, "venom trace: CPU: %.2f ms venom, %.2f ms its git children\n", ms(syscall.RUSAGE_SELF), ms(syscall.RUSAGE_CHILDREN))
 }
 
 // panicErr is a recovered panic as failed.internal (DESIGN.md 7: a bug).
