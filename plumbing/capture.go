@@ -191,15 +191,7 @@ func copyOpenKeepMtime(in *os.File, dst string) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
+	if err := writeNew(dst, in); err != nil {
 		return err
 	}
 	return os.Chtimes(dst, st.ModTime(), st.ModTime())

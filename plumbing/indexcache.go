@@ -579,8 +579,8 @@ func indexCacheBytes(f indexCacheFile, lists ...[]byte) ([]byte, error) {
 	for _, l := range lists {
 		total += len(l)
 	}
-	sum := sha256.New()
 	if total > 0 {
+		sum := sha256.New()
 		f.Lists = make([]int, len(lists))
 		for i, l := range lists {
 			f.Lists[i] = len(l)

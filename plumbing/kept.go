@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -285,18 +286,24 @@ func (r *Repo) pendKeptStage(idx string) string {
 }
 
 // writeNewFile creates path, which must not exist, mode 0600, holding
-// data; on a failure nothing is left.
+// data (writeNew).
 func writeNewFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return writeNew(path, bytes.NewReader(data))
+}
+
+// writeNew creates dst, which must not exist, mode 0600, holding what src
+// reads; on a failure nothing is left at dst.
+func writeNew(dst string, src io.Reader) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
+	_, err = io.Copy(out, src)
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
+		os.Remove(dst)
 	}
 	return err
 }
