@@ -381,6 +381,9 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 	}
 	failpoint.Hit("capture.index-copied")
+	// Before its lstats, the moments a file must have changed before for
+	// its stamp to be kept (stamps.go), by the clocks of now.
+	stamps := stampsBefore(read, idx)
 	defer func() {
 		if store == nil || ctx.Err() != nil {
 			return
@@ -601,8 +604,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 		return mapped[p]
 	}
-	var update, removed []string
-	var newest time.Time // the latest mtime of update's paths
+	var update, removed []string // stamps gets update's lstat results
 	var sizes []sized
 	var indexInfo bytes.Buffer
 	var infoPaths []string // the paths of indexInfo's records
@@ -678,6 +680,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		st, err := os.Lstat(r.inTree(s.Path))
 		if err != nil {
 			update = append(update, s.Path)
+			stamps.fis = append(stamps.fis, nil)
 			continue
 		}
 		if st.Mode().IsRegular() && o.MaxFileBytes > 0 && st.Size() > o.MaxFileBytes {
@@ -700,10 +703,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			snap.Bytes += st.Size()
 			sizes = append(sizes, sized{s.Path, st.Size()})
 		}
-		if st.ModTime().After(newest) {
-			newest = st.ModTime()
+		if st.ModTime().After(stamps.newest) {
+			stamps.newest = st.ModTime()
 		}
 		update = append(update, s.Path)
+		stamps.fis = append(stamps.fis, st)
 	}
 	if o.MaxTotalBytes > 0 && snap.Bytes > o.MaxTotalBytes {
 		sort.Slice(sizes, func(i, j int) bool { return sizes[i].n > sizes[j].n })
@@ -792,12 +796,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		// paths that changed (treeEditor, issue 3). A failure to read the
 		// work tree fails the capture as it would the full way; one of
 		// the editor itself (an object gone from base) takes the full way.
-		tree, err := r.editCapture(ctx, kept, idx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
+		tree, err := r.editCapture(ctx, kept, idx, base, update, removed, indexInfo.Bytes(), infoPaths, links, stamps)
 		for try := 1; err != nil && IsObjectRace(err) && try < objectWriteTries && sleepCtx(ctx, retryWait(try)); try++ {
 			// mktree met a concurrent gc (objectrace.go); its session
 			// cannot be run again by Run, so the edit is.
 			r.trace.printf("editing the tree met a concurrent gc: edit %d of %d", try+1, objectWriteTries)
-			tree, err = r.editCapture(ctx, kept, idx, base, update, removed, indexInfo.Bytes(), infoPaths, links, newest)
+			tree, err = r.editCapture(ctx, kept, idx, base, update, removed, indexInfo.Bytes(), infoPaths, links, stamps)
 		}
 		var se *stageError
 		switch {
@@ -866,8 +870,8 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 // kept (nil: none; loaded by the caller, its Memo cleared unless git
 // said the memoized tree is there) is where staging starts, and this
 // one's is kept for the next (kept.go).
-func (r *Repo) editCapture(ctx context.Context, kept *keptStage, whole string, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
-	tree, err := r.editCaptureFrom(ctx, kept, whole, base, update, removed, info, infoPaths, links, newest)
+func (r *Repo) editCapture(ctx context.Context, kept *keptStage, whole string, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, stamps stageStamps) (OID, error) {
+	tree, err := r.editCaptureFrom(ctx, kept, whole, base, update, removed, info, infoPaths, links, stamps)
 	var se *stageError
 	if err != nil && kept != nil && ctx.Err() == nil && (!errors.As(err, &se) || indexUnreadable(err)) {
 		// What the last capture kept may be what git fails on (a damaged
@@ -877,14 +881,14 @@ func (r *Repo) editCapture(ctx context.Context, kept *keptStage, whole string, b
 		// without a kept index.
 		r.trace.printf("capture: the edit from the kept stage index failed (%v); again without it", err)
 		r.dropKeptStage()
-		tree, err = r.editCaptureFrom(ctx, nil, whole, base, update, removed, info, infoPaths, links, newest)
+		tree, err = r.editCaptureFrom(ctx, nil, whole, base, update, removed, info, infoPaths, links, stamps)
 	}
 	return tree, err
 }
 
 // editCaptureFrom is editCapture, staging from the kept stage index kept
 // (nil: none).
-func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole string, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, newest time.Time) (OID, error) {
+func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole string, base OID, update, removed []string, info []byte, infoPaths []string, links map[string]*Entry, stamps stageStamps) (OID, error) {
 	// The way the tree is written (wholeWay), told by how many paths
 	// change; a dropTree, which only the tree edit takes, may come with
 	// the links. Without a kept stage index, the editor's processes start
@@ -899,7 +903,7 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 		return "", err
 	}
 	defer ed.close()
-	ed.keep, ed.kept, ed.newest = true, kept, newest
+	ed.keep, ed.kept, ed.stamps = true, kept, stamps
 	defer func() {
 		if ed.stageIdx != "" {
 			RemovePrivateIndex(ed.stageIdx)
@@ -954,6 +958,11 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 		if tree, err = ed.write(changes); err != nil {
 			return "", err
 		}
+	}
+	if memo := (stageMemo{Base: base, Digest: digest, Tree: tree}); ed.fast && kept.Memo != memo {
+		// Its entries taken as they were, with other removals or
+		// nested repositories: the kept index stays, with this tree.
+		r.rememoKeptStage(kept, memo)
 	}
 	if ed.next != nil {
 		ed.next.Memo = stageMemo{Base: base, Digest: digest, Tree: tree}

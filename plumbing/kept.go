@@ -150,6 +150,14 @@ type keptStage struct {
 	Listing []byte // set to store; loaded by keptListing
 	// ListingSum is the hex SHA-256 of the listing file, as loaded.
 	ListingSum string
+	// SetsSum is the hex SHA-256 of <Index>.sets, as loaded or stored.
+	SetsSum string
+	// StatSum is the hex SHA-256 of the stamps of the paths staged in it,
+	// as the capture that made it saw them before git read them
+	// (stageStamps.sum), "" when some file had changed too lately for its
+	// stamp to be kept, or the capture staged submodule commits or kept
+	// entries too (stamps.go).
+	StatSum string
 }
 
 // keptStageVersion is the format of stage.json; another is not read.
@@ -179,6 +187,8 @@ type keptStageFile struct {
 	Memo    stageMemo `json:"memo"`
 	// ListingSum is the hex SHA-256 of <Index>.ls (keptStage.Listing).
 	ListingSum string `json:"listing_sha256,omitempty"`
+	// StatSum is keptStage.StatSum.
+	StatSum string `json:"stat_sha256,omitempty"`
 }
 
 func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
@@ -195,7 +205,8 @@ func (r *Repo) loadKeptStage() *keptStage {
 		!isOIDHex(string(f.Base)) {
 		return nil
 	}
-	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, ListingSum: f.ListingSum}
+	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, ListingSum: f.ListingSum,
+		SetsSum: f.SetsSum, StatSum: f.StatSum}
 	var ok bool
 	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
 		return nil
@@ -330,7 +341,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	dir := r.keptDir()
 	name := filepath.Base(path)
 	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
-		Attrs: nulOf(ks.Attrs)}
+		Attrs: nulOf(ks.Attrs), StatSum: ks.StatSum}
 	// The sets beside the index, before the description that names them;
 	// without them it is not kept. They and the listing are new files
 	// under the new index's unique name, which no reader opens before
@@ -359,8 +370,34 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	if err != nil {
 		return false
 	}
-	ks.Index, ks.ListingSum = name, f.ListingSum
+	ks.Index, ks.ListingSum, ks.SetsSum = name, f.ListingSum, f.SetsSum
 	r.removeKept("stage-", name)
+	return true
+}
+
+// rememoKeptStage gives the kept stage index ks, as loaded and still
+// named by stage.json, the memo m: the tree a capture made from its
+// entries, taken as they were (Repo.stage's stamps) with other removals
+// or nested repositories. Only stage.json is written (renameio); the index
+// and the files beside it stay. It reports whether it did; stage.json
+// naming another index by then (a capture of another agent kept one) is
+// left as it is.
+func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
+	var now keptStageFile
+	if b, err := os.ReadFile(r.keptStagePath()); err != nil || json.Unmarshal(b, &now) != nil ||
+		now.Version != keptStageVersion || now.Index != ks.Index || now.SetsSum != ks.SetsSum {
+		return false
+	}
+	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
+		Attrs: nulOf(ks.Attrs), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum}
+	b, err := json.Marshal(f)
+	if err == nil {
+		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(r.keptDir()))
+	}
+	if err != nil {
+		return false
+	}
+	ks.Memo = m
 	return true
 }
 

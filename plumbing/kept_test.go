@@ -910,3 +910,81 @@ func TestKeptSetsDamaged(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptStampsSpareUpdateIndex (issue 16): a capture of the same
+// unstaged files as the one before, each file's stamp (device, inode,
+// size, mtime, ctime, mode) as that capture saw it, takes the kept stage
+// index's entries and starts no update-index; a file rewritten to the
+// same size with its mtime set back has another ctime, and is hashed
+// again; a removal beside kept entries makes a new tree, which the next
+// capture reuses (gittest sets GIT_VENOM_TEST_STAMP_SETTLE to 0).
+func TestKeptStampsSpareUpdateIndex(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	r, reads := countingRepo(t, n)
+	r.Write("keep/x", "x\n")
+	r.Commit("more")
+	reads()
+	for i := 0; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
+	}
+	tick()
+	first, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if got := reads(); got != n || stageChildren(tr, "update-index") != 1 {
+		t.Fatalf("first capture read %d files (want %d), %d update-index runs (want 1):\n%s", got, n, stageChildren(tr, "update-index"), tr)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if snap.Tree != first.Tree || reads() != 0 {
+		t.Fatalf("second capture: tree %s, want %s", snap.Tree, first.Tree)
+	}
+	if stageChildren(tr, "update-index") != 0 || !strings.Contains(tr, "stamps say") {
+		t.Fatalf("second capture staged the same files again:\n%s", tr)
+	}
+
+	// The same size, the old mtime: only the ctime tells.
+	p := r.Path("d/f02")
+	st, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.ToUpper(r.Read("d/f02"))
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a tick of the file system's clock: the edit settles before the capture
+	snap, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
+	if got, _ := r.Show(string(snap.Tree), "d/f02"); got != edited {
+		t.Fatalf("captured d/f02 %q, want the edit %q:\n%s", got, edited, tr)
+	}
+	if got := reads(); got != 1 {
+		t.Fatalf("the capture after one edit read %d files, want 1", got)
+	}
+	assertSameAsScratch(t, r, snap)
+	reads() // the scratch capture's
+
+	// Kept entries with a removal beside them: taken, the tree written
+	// once with the removal, and its memo kept.
+	if _, tr = tracedCapture(t, r, plumbing.CaptureOptions{}); !strings.Contains(tr, "stamps say") {
+		t.Fatalf("the capture after the edit's was staged again:\n%s", tr)
+	}
+	os.Remove(r.Path("keep/x"))
+	removed, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, "stamps say") {
+		t.Fatalf("a removal beside the kept paths staged them again:\n%s", tr)
+	}
+	if _, ok := r.Show(string(removed.Tree), "keep/x"); ok {
+		t.Fatal("the capture after keep/x was removed still holds it")
+	}
+	assertSameAsScratch(t, r, removed)
+	reads()
+	again, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if again.Tree != removed.Tree || runs(tr, "mktree") != 0 || !strings.Contains(tr, "the tree of the same changes") {
+		t.Fatalf("the same changes again: tree %s (want %s), written again or not memoized:\n%s", again.Tree, removed.Tree, tr)
+	}
+	if reads() != 0 {
+		t.Fatal("the captures of unchanged files read them")
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // A tree edit makes the tree that is a base tree with some paths changed,
@@ -87,8 +86,9 @@ type treeEditor struct {
 	kept     *keptStage
 	stageIdx string
 	next     *keptStage
-	same     bool      // next is kept as it is
-	newest   time.Time // the latest mtime of the paths staged, as the caller saw them
+	same     bool        // next is kept as it is
+	stamps   stageStamps // the paths staged as the caller saw them (stamps.go)
+	fast     bool        // stage took kept's entries, the stamps being as they were
 }
 
 // editTree returns an editor of base, a tree's full hex name. Its mktree,
@@ -805,6 +805,23 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	if ks != nil && (ks.Base != ed.base || ks.Tainted || taint || ks.Env != envID) {
 		ks = nil
 	}
+	// The same paths as the kept stage index's, each file's stamp as it
+	// was when that index was made and then settled (stamps.go): git
+	// would find every entry clean and hash nothing, so its listing's
+	// entries are the answer, and no update-index is started.
+	if ks != nil && len(info) == 0 && ks.StatSum != "" && len(ks.Paths) == len(paths) {
+		if sum, _, ok := ed.stamps.sum(paths); ok && sum == ks.StatSum {
+			if listing := r.keptListing(ks); listing != nil {
+				if list, err := ParseLsFiles(listing); err == nil {
+					if res, err := r.stagedEntries(list, paths, nil); err == nil {
+						r.trace.printf("capture: the %d staged paths are as the kept stage index's stamps say; its entries taken", len(paths))
+						ed.fast = true
+						return res, nil
+					}
+				}
+			}
+		}
+	}
 	var copied os.FileInfo // the copy of the kept stage index, as made
 	if ks != nil {
 		if fi, err := copyKeepMtime(filepath.Join(r.keptDir(), ks.Index), idx); err != nil || fi == nil {
@@ -1004,7 +1021,12 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		if keepable && nowErr == nil {
 			// Racy: a file was changed in (or after) the second git wrote
 			// the index (git compares seconds).
-			next.Racy = !ed.newest.IsZero() && ed.newest.Unix() >= now.ModTime().Unix()
+			next.Racy = !ed.stamps.newest.IsZero() && ed.stamps.newest.Unix() >= now.ModTime().Unix()
+			// The paths' stamps, where every file had settled and the
+			// index holds nothing but them (stamps.go).
+			if sum, settled, ok := ed.stamps.sum(paths); ok && settled && len(info) == 0 {
+				next.StatSum = sum
+			}
 			// Out of tmp at once: a capture killed now leaves no private
 			// index there that an ended one would not.
 			if pend := r.pendKeptStage(idx); pend != "" {
@@ -1014,11 +1036,20 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// same paths on the same base, with its listing: nothing to
 			// keep anew.
 			if unchanged && len(listing) > 0 && sameSet(ks.Paths, next.Paths) &&
-				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy {
+				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy &&
+				ks.StatSum == next.StatSum {
 				ed.same = true
 			}
 		}
 	}
+	return r.stagedEntries(list, paths, infoPaths)
+}
+
+// stagedEntries returns what Repo.stage answers from list, the entries of
+// its index: the entry of each of paths and infoPaths, nil for one the
+// index has none of (removed), and none at all for a path git left out
+// although it is there.
+func (r *Repo) stagedEntries(list []IndexEntry, paths, infoPaths []string) (map[string]*Entry, error) {
 	res := make(map[string]*Entry, len(paths)+len(infoPaths))
 	for _, p := range paths {
 		res[p] = nil

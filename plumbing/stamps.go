@@ -1,0 +1,113 @@
+package plumbing
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"time"
+)
+
+// A capture lstats each path it stages (RFC 4's size checks) before git
+// reads it. Those results, the paths' stamps, are kept with the stage
+// index (keptStage.StatSum, issue 16): when the next capture stages the
+// same paths in the same order and every stamp is as it was, git would
+// find each entry of the kept stage index clean and hash nothing, so the
+// capture takes the kept listing's entries without starting update-index
+// (Repo.stage). A dedup with 1,000 files the person changed and never
+// staged then costs no update-index of them, which re-read the kept index
+// and lstat'd each of the 1,000 files a second time (about 6 ms of CPU on
+// test262), and the turn start after a turn's end, whose stage index git
+// calls racy (the agent's edit and its index in one second), no
+// update-index and ls-files.
+//
+// A stamp is a path's device, inode, size, mtime and ctime (both in
+// nanoseconds) and mode: stricter than git's own stat check. Stamps are
+// kept only when every file had settled as the capture started: its
+// mtime and ctime are earlier than a moment taken before the capture's
+// lstats, so any later write gives the file a later ctime and its stamp
+// no longer matches, however coarse the file system's timestamps. The
+// moment is the ctime of the capture's private index, made just before,
+// for a file on the same device (the file system's own clock and
+// granularity), and else stampSettle before the system clock's time then
+// (a file system whose clock or granularity is not known). A stamp of a
+// file whose content changed between the lstat and git's read of it does
+// not match the file's later lstat, so the next capture stages it again.
+// git's racy-git rule, which compares an entry's mtime with the second
+// the index was written, is not needed on top: the stamps are taken
+// before git reads the files, and the index is not read for them.
+
+// stampSettle is how long before a capture's start a file on another
+// device than the capture's private index must last have changed for its
+// stamp to be kept: 2 s, FAT's timestamp granularity, the coarsest of the
+// file systems git runs on, with room for a clock between.
+const stampSettle = 2 * time.Second
+
+// stageStamps is what a capture learnt of the paths it stages, for
+// Repo.stage: fis are their lstat results in the order of the paths (nil
+// where lstat failed); a file settled (stageStamps.sum) when it last
+// changed before fsBefore, nanoseconds since the Unix epoch by the clock
+// of the file system of device fsDev (fsOK false: none known), or before
+// sysBefore by the system's (stampsBefore); newest is the latest mtime
+// among them.
+type stageStamps struct {
+	fis       []os.FileInfo
+	fsDev     uint64
+	fsBefore  int64
+	fsOK      bool
+	sysBefore int64
+	newest    time.Time
+}
+
+// stampsBefore returns a stageStamps without files for a capture that
+// started at read and made its private index idx just now: the file
+// system's moment is idx's ctime, the system's stampSettle before read.
+func stampsBefore(read time.Time, idx string) stageStamps {
+	s := stageStamps{sysBefore: read.Add(-stampSettle).UnixNano()}
+	if fi, err := os.Stat(idx); err == nil {
+		s.fsDev, _, s.fsBefore, s.fsOK = statIdentity(fi)
+	}
+	return s
+}
+
+// stampLen is the bytes of one stamp after its path and NUL: device,
+// inode, size, mtime, ctime and mode, each a little-endian uint64.
+const stampLen = 6 * 8
+
+// sum returns the hex SHA-256 of paths' stamps (each path, a NUL and its
+// stampLen bytes, in the order given), ok false when a path has no stamp
+// (no lstat result, or a system without inodes and ctimes: statIdentity),
+// and settled whether every file had settled (stageStamps).
+func (s stageStamps) sum(paths []string) (sum string, settled, ok bool) {
+	if len(paths) == 0 || len(s.fis) != len(paths) {
+		return "", false, false
+	}
+	h := sha256.New()
+	settled = true
+	var rec [stampLen]byte
+	for i, p := range paths {
+		fi := s.fis[i]
+		if fi == nil {
+			return "", false, false
+		}
+		dev, ino, ctime, ok := statIdentity(fi)
+		if !ok {
+			return "", false, false
+		}
+		mtime := fi.ModTime().UnixNano()
+		fs := s.fsOK && dev == s.fsDev && mtime < s.fsBefore && ctime < s.fsBefore
+		if !fs && (mtime >= s.sysBefore || ctime >= s.sysBefore) {
+			settled = false
+		}
+		binary.LittleEndian.PutUint64(rec[0:], dev)
+		binary.LittleEndian.PutUint64(rec[8:], ino)
+		binary.LittleEndian.PutUint64(rec[16:], uint64(fi.Size()))
+		binary.LittleEndian.PutUint64(rec[24:], uint64(mtime))
+		binary.LittleEndian.PutUint64(rec[32:], uint64(ctime))
+		binary.LittleEndian.PutUint64(rec[40:], uint64(fi.Mode()))
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+		h.Write(rec[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)), settled, true
+}
