@@ -46,9 +46,11 @@ import (
 //     update-index gave them, so that a file the person changed and never
 //     staged is not hashed again by every capture; and the tree that edit
 //     made, with what it made it from (base and changes), so that the
-//     same change set on the same base is not written again. Used only on
-//     the same base, under the same configuration, with no attributes
-//     file among the paths then or now. Its blobs may be in no ref (a
+//     same change set on the same base is not written again; and the
+//     stamps of its files as the capture saw them (stamps.go), so that a
+//     capture of the same paths, each as it was, runs no update-index at
+//     all. Used only on the same base, under the same configuration,
+//     with no attributes file among the paths then or now. Its blobs may be in no ref (a
 //     dedup, a plan's capture) and a gc may prune them: mktree refuses an
 //     entry whose object is gone, and the edit is then made again without
 //     the kept index; a memoized tree is used only once git says it is
