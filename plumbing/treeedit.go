@@ -822,13 +822,13 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 	}
-	var copied os.FileInfo // the copy of the kept stage index, as made
+	copiedSum := "" // the checksum at the end of the copy of the kept stage index, as made
 	if ks != nil {
 		if fi, err := copyKeepMtime(filepath.Join(r.keptDir(), ks.Index), idx); err != nil || fi == nil {
 			RemovePrivateIndex(idx)
 			ks = nil
 		} else {
-			copied, _ = os.Stat(idx)
+			copiedSum = fileTrailer(idx)
 		}
 	}
 	have := make(map[string]bool, len(paths)) // paths the index holds an entry of now
@@ -970,12 +970,16 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			return nil, &stageError{fmt.Errorf("recording submodule commits and kept entries: %w", err)}
 		}
 	}
-	// git rewrites an index it changes (a new file renamed over it),
-	// never in place: a copy of the kept stage index that is the same
-	// file with the same mtime still holds what the kept one held, and
-	// its listing, kept with it, is not asked for again.
+	// A copy of the kept stage index that still ends in the checksum it
+	// was copied with holds what the kept one held, and its listing, kept
+	// with it, is not asked for again. Not the file's identity and mtime:
+	// git renames a new file over an index it changes, and two rewrites
+	// in one second may give the new file the old one's inode (a drop,
+	// then an update, on a file system of 1 s timestamps: the second's
+	// listing was lost). An index without a checksum (index.skipHash) is
+	// listed again.
 	now, nowErr := os.Stat(idx)
-	unchanged := ks != nil && copied != nil && nowErr == nil && os.SameFile(copied, now) && now.ModTime().Equal(copied.ModTime())
+	unchanged := ks != nil && nowErr == nil && sameIndexContent(copiedSum, idx)
 	var out []byte
 	var list []IndexEntry
 	var listing []byte
@@ -1076,6 +1080,11 @@ func (r *Repo) stagedEntries(list []IndexEntry, paths, infoPaths []string) (map[
 	}
 	return res, nil
 }
+
+// sameIndexContent reports whether the index file at idx still ends in
+// the checksum sum (indexTrailer), so holds the bytes it held when sum
+// was read; false when sum is "" (no checksum to trust).
+func sameIndexContent(sum, idx string) bool { return sum != "" && fileTrailer(idx) == sum }
 
 // parentDir is the directory of git path p, "" for the top.
 func parentDir(p string) string {

@@ -374,3 +374,59 @@ func openRepo(t *testing.T, g *gittest.Repo) *Repo {
 	}
 	return r
 }
+
+// TestSameIndexContent: whether git rewrote the copy of the kept stage
+// index is told by the checksum at its end, not by the file's identity
+// and mtime: an index rewritten with other entries that keeps its inode
+// and its mtime (two rewrites in one second on a file system of 1 s
+// timestamps, where the second new file got the first's inode) is
+// changed, and its kept listing must not be taken. With the old test
+// (os.SameFile and an equal mtime) this case was "unchanged".
+func TestSameIndexContent(t *testing.T) {
+	r := gittest.New(t)
+	r.Write("a", "a\n")
+	r.Write("b", "b\n")
+	r.Git("add", "a")
+	idx := filepath.Join(r.GitDir, "index")
+	sum := fileTrailer(idx)
+	if sum == "" {
+		t.Fatal("an index git wrote has no checksum")
+	}
+	if !sameIndexContent(sum, idx) {
+		t.Fatal("an index as it was is not the same")
+	}
+	before, err := os.Stat(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other entries, written in place: the same inode, the mtime put back.
+	other := filepath.Join(t.TempDir(), "index")
+	if _, err := r.GitEnv([]string{"GIT_INDEX_FILE=" + other}, "add", "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(idx, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(idx, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(idx)
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("the setup did not keep the inode and the mtime")
+	}
+	if sameIndexContent(sum, idx) {
+		t.Fatal("an index rewritten with other entries, its inode and mtime kept, counts as the same")
+	}
+	if sameIndexContent("", idx) {
+		t.Fatal("an index without a checksum to compare counts as the same")
+	}
+}
