@@ -33,6 +33,11 @@ type Config struct {
 	// ExecFromDisk is core.fileMode alone: git reads the exec bit from
 	// the files (rollback's permission bits, CASES BR-41).
 	ExecFromDisk bool
+	// HashFiles are the values of core.attributesFile, include.path and
+	// includeIf.<condition>.path, as configured: files outside the fixed
+	// ones that may decide what git makes of a file's bytes, whose
+	// identity the kept caches key on (plumbing.Repo.KnowConfigFiles).
+	HashFiles []string
 }
 
 // The values of venom.checkpoints.toolCalls.
@@ -70,9 +75,11 @@ func LoadConfig(ctx context.Context, r *plumbing.Repo) (Config, error) {
 	return parseConfig(out, err)
 }
 
-// configArgs is the git command that lists the venom.* keys, and the two
-// core keys a capture's tree editing depends on.
-var configArgs = []string{"config", "-z", "--get-regexp", `^(venom\.|core\.(filemode|symlinks)$)`}
+// configArgs is the git command that lists the venom.* keys, the two
+// core keys a capture's tree editing depends on, and the names of the
+// files beyond the fixed ones whose changes the kept caches must see
+// (Config.HashFiles).
+var configArgs = []string{"config", "-z", "--get-regexp", `^(venom\.|core\.(filemode|symlinks|attributesfile)$|include\.path$|includeif\..*\.path$)`}
 
 // parseConfig reads configArgs' output (and error) into a Config.
 func parseConfig(out []byte, err error) (Config, error) {
@@ -92,6 +99,11 @@ func parseConfig(out []byte, err error) (Config, error) {
 					c.ExecFromDisk = false
 				}
 			}
+			continue
+		}
+		if lk := strings.ToLower(k); lk == "core.attributesfile" || lk == "include.path" ||
+			(strings.HasPrefix(lk, "includeif.") && strings.HasSuffix(lk, ".path")) {
+			c.HashFiles = append(c.HashFiles, v)
 			continue
 		}
 		if err := c.set(k, v); err != nil {

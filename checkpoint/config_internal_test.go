@@ -50,3 +50,19 @@ func TestParseConfigToolCalls(t *testing.T) {
 		t.Errorf("toolCalls=bash: %v, want a bad value error", err)
 	}
 }
+
+// TestParseConfigHashFiles: core.attributesFile, include.path and each
+// includeIf.<condition>.path are kept, as configured, for the kept caches
+// to key on; they are no venom setting and never an error.
+func TestParseConfigHashFiles(t *testing.T) {
+	out := "core.attributesfile\n~/.attrs\x00include.path\nextra.cfg\x00includeif.gitdir:~/work/.path\n/etc/work.cfg\x00" +
+		"venom.checkpoints.keep\n7\x00includeif.onbranch:x.y.path\nbranch.cfg\x00"
+	cfg, err := parseConfig([]byte(out), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"~/.attrs", "extra.cfg", "/etc/work.cfg", "branch.cfg"}
+	if strings.Join(cfg.HashFiles, "|") != strings.Join(want, "|") || cfg.Keep != 7 {
+		t.Fatalf("HashFiles %q, keep %d; want %q, 7", cfg.HashFiles, cfg.Keep, want)
+	}
+}

@@ -501,6 +501,25 @@ func (r *Repo) keptEnvID() string {
 	}
 	files = append(files, "/etc/gitconfig", "/etc/gitattributes")
 	h := sha256.New()
+	// The files configured by name (KnowConfigFiles), the names too: a
+	// relative one is looked for beside each configuration file it may
+	// be relative to (an include) and in the work tree (an attributes
+	// file), every candidate counted.
+	for _, v := range r.configFiles {
+		fmt.Fprintf(h, "config file %s\x00", v)
+		if rest, ok := strings.CutPrefix(v, "~/"); ok && home != "" {
+			v = filepath.Join(home, rest)
+		}
+		if filepath.IsAbs(v) {
+			files = append(files, v)
+			continue
+		}
+		for _, d := range []string{r.WorkTree, r.GitDir, r.CommonDir, home, filepath.Join(xdg, "git"), "/etc"} {
+			if d != "" {
+				files = append(files, filepath.Join(d, v))
+			}
+		}
+	}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s\x00", f)
 		if fi, err := os.Stat(f); err == nil {
@@ -519,6 +538,14 @@ func (r *Repo) keptEnvID() string {
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
+
+// KnowConfigFiles gives the Repo the values of core.attributesFile,
+// include.path and includeIf.*.path (checkpoint.Config.HashFiles), read
+// by the caller's config call: keptEnvID then keys on those files too, so
+// an attributes file or an included configuration edited since makes the
+// kept indexes unusable, as the fixed files do. A file included by a
+// relative name from a file itself included elsewhere is not found.
+func (r *Repo) KnowConfigFiles(values []string) { r.configFiles = values }
 
 // dropKeptStage removes the kept stage index and its description: a
 // capture found it unusable (damaged, or git failed on it).

@@ -988,3 +988,76 @@ func TestKeptStampsSpareUpdateIndex(t *testing.T) {
 		t.Fatal("the captures of unchanged files read them")
 	}
 }
+
+// TestKeptConfiguredFiles: a file the configuration names, an attributes
+// file (core.attributesFile) or an included configuration (include.path,
+// relative to the including file), edited after captures kept their
+// indexes, changes what git makes of the files; the next capture, told the
+// names as checkpoint.LoadConfig reads them (KnowConfigFiles), uses
+// nothing kept and makes the tree a capture from scratch makes. Before,
+// the kept stage index (and the stamps of the same files) gave the old
+// blobs.
+func TestKeptConfiguredFiles(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"attributesFile", "include"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			r := gittest.New(t)
+			r.Git("config", "filter.up.clean", "tr a-z A-Z")
+			r.Git("config", "filter.up.smudge", "cat")
+			for i := 0; i < 3; i++ {
+				r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("file %d\n", i))
+			}
+			r.Commit("init")
+			var named, edited string
+			var edit string
+			switch kind {
+			case "attributesFile":
+				named = filepath.Join(t.TempDir(), "attrs")
+				edited, edit = named, "*.txt filter=up\n"
+			case "include":
+				named = "extra.cfg" // beside .git/config
+				edited, edit = filepath.Join(r.GitDir, named), "[core]\n\tattributesFile = "+filepath.Join(r.GitDir, "more-attrs")+"\n"
+				if err := os.WriteFile(filepath.Join(r.GitDir, "more-attrs"), []byte("*.txt filter=up\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(edited, []byte("# nothing yet\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			key := map[string]string{"attributesFile": "core.attributesFile", "include": "include.path"}[kind]
+			r.Git("config", key, named)
+			for i := 0; i < 3; i++ {
+				r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("unstaged %d\n", i))
+			}
+			tick()
+			take := func() (*plumbing.Snapshot, string) {
+				t.Helper()
+				repo, err := plumbing.Open(context.Background(), r.Dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var trace strings.Builder
+				plumbing.SetTrace(repo, &trace)
+				repo.KnowConfigFiles([]string{named})
+				snap, err := repo.Capture(context.Background(), plumbing.CaptureOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return snap, trace.String()
+			}
+			take()
+			if _, tr := take(); !strings.Contains(tr, "stamps say") {
+				t.Fatalf("the second capture did not take the kept entries:\n%s", tr)
+			}
+			if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, tr := take()
+			if got, _ := r.Show(string(snap.Tree), "d/f1.txt"); got != "UNSTAGED 1\n" {
+				t.Fatalf("d/f1.txt captured as %q after %s named a filter for it; want %q:\n%s", got, key, "UNSTAGED 1\n", tr)
+			}
+			assertSameAsScratch(t, r, snap)
+		})
+	}
+}

@@ -152,7 +152,10 @@ type Repo struct {
 		ok   bool
 		err  error
 	}
-	trees treeCache // trees read or written by this process's tree edits
+	// configFiles are the configured names of files the kept caches also
+	// key on (KnowConfigFiles).
+	configFiles []string
+	trees       treeCache // trees read or written by this process's tree edits
 	// held is what a capture learnt of the real index that the index
 	// cache could not keep yet, held for this process's next captures
 	// (heldIndex).
