@@ -167,8 +167,11 @@ func (t *Tree) item(a *journal.Agent, s *journal.Saved, have map[string]plumbing
 	it := Item{Checkpoint: s.ID(), Reason: s.Rec.Reason, Turn: s.Rec.Turn, ThroughTurn: s.Rec.ThroughTurn,
 		At: s.Rec.At, MidTurn: s.Rec.MidTurn, Overlap: s.Rec.Overlap, Label: s.Label, Repos: s.Rec.Repos,
 		ToolCall: s.Rec.ToolCall, Conversation: Conversation(a, s)}
-	for _, r := range s.Rec.Repos {
-		if now, ok := have[refs.Checkpoint(a.ID, s.N)]; string(now) != r.Commit {
+	// The ref is the top repository's (RFC 3.1), its commit the record's
+	// first repository's, as RefHolds checks it; a submodule's commit is
+	// under its own ref in its own repository.
+	if len(s.Rec.Repos) > 0 {
+		if now, ok := have[refs.Checkpoint(a.ID, s.N)]; string(now) != s.Rec.Repos[0].Commit {
 			it.Missing, it.Moved = true, ok
 		}
 	}

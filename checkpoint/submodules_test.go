@@ -44,9 +44,24 @@ func TestEveryRepositoryIsCaptured(t *testing.T) {
 	in.Write("new", "n\n")
 	lib.Write("l", "l2\n")
 	before := map[*gittest.Repo]*gittest.State{top: top.Snapshot(), lib: lib.Snapshot(), in: in.Snapshot()}
-	res, err := openTree(t, top).Take(context.Background(), checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual})
+	tr := openTree(t, top)
+	res, err := tr.Take(context.Background(), checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The listing checks the top's ref against the top's commit: a
+	// submodule's commit is another (before, every checkpoint of a tree
+	// with a submodule was listed missing and moved).
+	st, err := tr.Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tr.List(context.Background(), st, "a1", checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Checkpoints) != 1 || l.Checkpoints[0].Missing || l.Checkpoints[0].Moved {
+		t.Errorf("list: %+v, want k1 neither missing nor moved", l.Checkpoints)
 	}
 	for r, st := range before {
 		if added := r.AssertUnchanged(st); len(added) != 1 || added[0] != refs.Checkpoint("a1", 1) {
