@@ -38,6 +38,9 @@ type Config struct {
 	// ones that may decide what git makes of a file's bytes, whose
 	// identity the kept caches key on (plumbing.Repo.KnowConfigFiles).
 	HashFiles []string
+	// HashOnBranch is whether one of them is an includeIf.onbranch:*.path:
+	// which files are included then depends on HEAD's branch.
+	HashOnBranch bool
 }
 
 // The values of venom.checkpoints.toolCalls.
@@ -81,6 +84,28 @@ func LoadConfig(ctx context.Context, r *plumbing.Repo) (Config, error) {
 // (Config.HashFiles).
 var configArgs = []string{"config", "-z", "--get-regexp", `^(venom\.|core\.(filemode|symlinks|attributesfile)$|include\.path$|includeif\..*\.path$)`}
 
+// hashFileArgs lists configArgs' names of files alone: a submodule's
+// (knowSubmoduleConfig), whose venom.* keys are not read.
+var hashFileArgs = []string{"config", "-z", "--get-regexp", `^(core\.attributesfile|include\.path|includeif\..*\.path)$`}
+
+// knowSubmoduleConfig tells sub, a submodule's runner, the files its own
+// configuration names (Config.HashFiles) when that configuration may
+// include any (plumbing.Repo.SubmoduleConfigMayInclude): one git config
+// call then, none in the usual case, where the runner keeps its parent's
+// names, which hold the global and system ones.
+func knowSubmoduleConfig(ctx context.Context, sub *plumbing.Repo) error {
+	if !sub.SubmoduleConfigMayInclude() {
+		return nil
+	}
+	out, err := sub.Run(ctx, plumbing.Options{}, hashFileArgs...)
+	c, err := parseConfig(out, err)
+	if err != nil {
+		return err
+	}
+	sub.KnowConfigFiles(c.HashFiles, c.HashOnBranch)
+	return nil
+}
+
 // parseConfig reads configArgs' output (and error) into a Config.
 func parseConfig(out []byte, err error) (Config, error) {
 	c := Defaults()
@@ -104,6 +129,7 @@ func parseConfig(out []byte, err error) (Config, error) {
 		if lk := strings.ToLower(k); lk == "core.attributesfile" || lk == "include.path" ||
 			(strings.HasPrefix(lk, "includeif.") && strings.HasSuffix(lk, ".path")) {
 			c.HashFiles = append(c.HashFiles, v)
+			c.HashOnBranch = c.HashOnBranch || strings.HasPrefix(lk, "includeif.onbranch:")
 			continue
 		}
 		if err := c.set(k, v); err != nil {

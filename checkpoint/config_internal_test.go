@@ -62,7 +62,10 @@ func TestParseConfigHashFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"~/.attrs", "extra.cfg", "/etc/work.cfg", "branch.cfg"}
-	if strings.Join(cfg.HashFiles, "|") != strings.Join(want, "|") || cfg.Keep != 7 {
-		t.Fatalf("HashFiles %q, keep %d; want %q, 7", cfg.HashFiles, cfg.Keep, want)
+	if strings.Join(cfg.HashFiles, "|") != strings.Join(want, "|") || cfg.Keep != 7 || !cfg.HashOnBranch {
+		t.Fatalf("HashFiles %q, keep %d, on branch %v; want %q, 7, true", cfg.HashFiles, cfg.Keep, cfg.HashOnBranch, want)
+	}
+	if cfg, _ := parseConfig([]byte("includeif.gitdir:~/w/.path\nw.cfg\x00"), nil); cfg.HashOnBranch {
+		t.Errorf("a gitdir condition alone: on branch, want not")
 	}
 }

@@ -127,6 +127,9 @@ func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumb
 	dirty := snap.Changed > 0
 	for _, p := range snap.Scope {
 		sub, err := r.OpenSubmodule(ctx, p)
+		if err == nil {
+			err = knowSubmoduleConfig(ctx, sub)
+		}
 		if err != nil {
 			// git reads no repository there: it is no submodule in
 			// scope, and what it holds is unknown.
@@ -169,6 +172,9 @@ func (t *Tree) RepoAt(ctx context.Context, rs journal.RepoState) (*plumbing.Repo
 		return r, nil
 	}
 	r, err := t.Repo.OpenSubmodule(ctx, rs.Repo)
+	if err == nil {
+		err = knowSubmoduleConfig(ctx, r)
+	}
 	if err != nil {
 		return nil, err
 	}

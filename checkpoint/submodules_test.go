@@ -2,6 +2,8 @@ package checkpoint_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +243,67 @@ func TestDoctorNamesASubmodulesUnrecordedRefs(t *testing.T) {
 	}
 	if !strings.Contains(c.Message, "a1/k1 in lib (now another commit") {
 		t.Errorf("a moved ref in lib: %+v", c)
+	}
+}
+
+// TestSubmoduleConfiguredFiles: a file that decides what git makes of a
+// submodule's bytes, named by the submodule's own configuration
+// (include.path) or by the global one (core.attributesFile, in the file
+// GIT_CONFIG_GLOBAL names), edited after captures kept the submodule's
+// indexes, with no file of the tree touched: the next checkpoint holds the
+// submodule's file as git hashes it now. Before, the submodule's runner
+// knew none of the configured files, and its kept stage gave the old
+// blob. (Not parallel: it sets GIT_CONFIG_GLOBAL for the process.)
+func TestSubmoduleConfiguredFiles(t *testing.T) {
+	for _, kind := range []string{"own include", "global"} {
+		t.Run(kind, func(t *testing.T) {
+			gittest.Setup() // before the variable: it clears GIT_*
+			global := filepath.Join(t.TempDir(), "gitconfig")
+			if err := os.WriteFile(global, []byte("# nothing yet\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("GIT_CONFIG_GLOBAL", global)
+			top, lib, _ := subTree(t)
+			gitDir := lib.Line("rev-parse", "--absolute-git-dir")
+			attrs := filepath.Join(gitDir, "up-attrs")
+			if err := os.WriteFile(attrs, []byte("*.txt filter=up\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lib.Git("config", "filter.up.clean", "tr a-z A-Z")
+			lib.Git("config", "filter.up.smudge", "cat")
+			// The edit: the included file names the attributes file, or
+			// the attributes file the global configuration names gets
+			// the filter.
+			edited, edit := filepath.Join(gitDir, "extra.cfg"), "[core]\n\tattributesFile = "+attrs+"\n"
+			if kind == "global" {
+				edited, edit = filepath.Join(t.TempDir(), "attrs"), "*.txt filter=up\n"
+				if err := os.WriteFile(global, []byte("[core]\n\tattributesFile = "+edited+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				lib.Git("config", "include.path", "extra.cfg")
+			}
+			if err := os.WriteFile(edited, []byte("# nothing yet\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lib.Write("u.txt", "unstaged\n")
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+			commit := func(label string) string {
+				t.Helper()
+				res, err := openTree(t, top).Take(context.Background(), checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual, Label: label})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Checkpoint.Repos[1].Commit
+			}
+			commit("one")
+			commit("two")
+			if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := lib.Show(commit("three"), "u.txt"); got != "UNSTAGED\n" {
+				t.Fatalf("lib's u.txt captured as %q after %s named a filter for it; want %q", got, edited, "UNSTAGED\n")
+			}
+		})
 	}
 }

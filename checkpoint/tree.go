@@ -107,7 +107,7 @@ func OpenTree(ctx context.Context, dir string) (*Tree, error) {
 		lg.LockWait = cfg.Timeout // no append waits past a capture's bound
 	}
 	r.KnowModesFromDisk(cfg.ModesFromDisk) // read already: no second git config
-	r.KnowConfigFiles(cfg.HashFiles)
+	r.KnowConfigFiles(cfg.HashFiles, cfg.HashOnBranch)
 	return &Tree{Repo: r, Log: lg, Config: cfg}, nil
 }
 

@@ -1278,17 +1278,21 @@ func (r *Repo) populated(rel string) bool {
 // A capture of 20 submodules saves 20 git starts.
 func (r *Repo) OpenSubmodule(ctx context.Context, rel string) (*Repo, error) {
 	dir := filepath.Join(r.WorkTree, filepath.FromSlash(rel))
-	if n := r.gitfileSubmodule(dir); n != nil {
-		return n, nil
+	n := r.gitfileSubmodule(dir)
+	if n == nil {
+		var err error
+		if n, err = r.ForDir(ctx, dir); err != nil {
+			return nil, err
+		}
+		if want, err := canonical(dir); err != nil || n.WorkTree != want {
+			return nil, fmt.Errorf("%s is not the top of a repository", rel)
+		}
+		n.trace = r.trace
 	}
-	n, err := r.ForDir(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	if want, err := canonical(dir); err != nil || n.WorkTree != want {
-		return nil, fmt.Errorf("%s is not the top of a repository", rel)
-	}
-	n.trace = r.trace
+	// The global and system configuration's named files are the
+	// submodule's too; its own are for the caller to add
+	// (SubmoduleConfigMayInclude).
+	n.configFiles, n.configOnBranch = r.configFiles, r.configOnBranch
 	return n, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -475,11 +476,15 @@ func sortedChanges(changes map[string]*Entry) []string {
 // work tree decide what git makes of a file's bytes, as they are now: the
 // stat identity (device, inode, size, mtime, ctime) of info/attributes,
 // of the repository's, the worktree's, the global and the system
-// configuration files and attributes files, and the values of the GIT_CONFIG*
-// and GIT_ATTR* variables, HOME and XDG_CONFIG_HOME. A kept index is used
+// configuration files and attributes files (those GIT_CONFIG_GLOBAL and
+// GIT_CONFIG_SYSTEM name too), and the values of the GIT_CONFIG* and
+// GIT_ATTR* variables, HOME and XDG_CONFIG_HOME. A kept index is used
 // only while it is the same: a changed clean filter, core.autocrlf or a
-// global attribute would hash the same bytes to another blob. (A file a
-// configuration includes is not looked at; nor is /etc/gitconfig where
+// global attribute would hash the same bytes to another blob. The files
+// the configuration names (KnowConfigFiles: core.attributesFile and the
+// included ones) count too, and HEAD's file when an include depends on
+// the branch. (A file included by a relative name from a file itself
+// included by a relative name is not found; nor is /etc/gitconfig where
 // git was built with another prefix.)
 func (r *Repo) keptEnvID() string {
 	home := os.Getenv("HOME")
@@ -493,18 +498,35 @@ func (r *Repo) keptEnvID() string {
 			files = append(files, filepath.Join(d, "info", "attributes"), filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
 		}
 	}
+	// Where a relative include.path may be relative to: the directory
+	// of each configuration file git reads (git-config(1), "Includes");
+	// a relative core.attributesFile is read from the work tree.
+	bases := []string{r.WorkTree, r.GitDir, r.CommonDir}
 	if home != "" {
 		files = append(files, filepath.Join(home, ".gitconfig"))
+		bases = append(bases, home)
 	}
 	if xdg != "" {
 		files = append(files, filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "attributes"))
+		bases = append(bases, filepath.Join(xdg, "git"))
 	}
 	files = append(files, "/etc/gitconfig", "/etc/gitattributes")
+	bases = append(bases, "/etc")
+	for _, v := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
+		if f := os.Getenv(v); f != "" && f != os.DevNull {
+			if abs, err := filepath.Abs(f); err == nil {
+				files = append(files, abs)
+				bases = append(bases, filepath.Dir(abs))
+			}
+		}
+	}
 	h := sha256.New()
 	// The files configured by name (KnowConfigFiles), the names too: a
 	// relative one is looked for beside each configuration file it may
-	// be relative to (an include) and in the work tree (an attributes
-	// file), every candidate counted.
+	// be relative to (an include, from any of the files above or from a
+	// file included by its absolute name) and in the work tree (an
+	// attributes file), every candidate counted.
+	var named []string
 	for _, v := range r.configFiles {
 		fmt.Fprintf(h, "config file %s\x00", v)
 		if rest, ok := strings.CutPrefix(v, "~/"); ok && home != "" {
@@ -512,13 +534,20 @@ func (r *Repo) keptEnvID() string {
 		}
 		if filepath.IsAbs(v) {
 			files = append(files, v)
+			bases = append(bases, filepath.Dir(v))
 			continue
 		}
-		for _, d := range []string{r.WorkTree, r.GitDir, r.CommonDir, home, filepath.Join(xdg, "git"), "/etc"} {
+		named = append(named, v)
+	}
+	for _, v := range named {
+		for _, d := range bases {
 			if d != "" {
 				files = append(files, filepath.Join(d, v))
 			}
 		}
+	}
+	if r.configOnBranch && r.GitDir != "" {
+		files = append(files, filepath.Join(r.GitDir, "HEAD"))
 	}
 	for _, f := range files {
 		fmt.Fprintf(h, "%s\x00", f)
@@ -541,11 +570,44 @@ func (r *Repo) keptEnvID() string {
 
 // KnowConfigFiles gives the Repo the values of core.attributesFile,
 // include.path and includeIf.*.path (checkpoint.Config.HashFiles), read
-// by the caller's config call: keptEnvID then keys on those files too, so
-// an attributes file or an included configuration edited since makes the
-// kept indexes unusable, as the fixed files do. A file included by a
-// relative name from a file itself included elsewhere is not found.
-func (r *Repo) KnowConfigFiles(values []string) { r.configFiles = values }
+// by the caller's config call, and onBranch, whether an includeIf's
+// condition is a branch (includeIf.onbranch:*.path): keptEnvID then keys
+// on those files too, and on HEAD's file for onBranch (a switch to
+// another branch at the same commit includes other files), so an
+// attributes file or an included configuration edited since makes the
+// kept indexes unusable, as the fixed files do. A submodule's runner
+// (OpenSubmodule) starts with its parent's, which hold every global and
+// system name; SubmoduleConfigMayInclude says when its own configuration
+// must be asked as well.
+func (r *Repo) KnowConfigFiles(values []string, onBranch bool) {
+	r.configFiles, r.configOnBranch = values, onBranch
+}
+
+// SubmoduleConfigMayInclude reports whether r's own configuration files
+// (config and config.worktree in its git and common directories) may
+// name files of their own: whether any holds the word "include" in any
+// case, or cannot be read. A submodule's runner knows only its parent's
+// configured files (KnowConfigFiles); when this is true its caller asks
+// the submodule's configuration for its own (checkpoint.LoadConfig). A
+// false answer is never wrong: a configuration without that word includes
+// nothing.
+func (r *Repo) SubmoduleConfigMayInclude() bool {
+	for _, d := range []string{r.GitDir, r.CommonDir} {
+		if d == "" {
+			continue
+		}
+		for _, n := range []string{"config", "config.worktree"} {
+			b, err := os.ReadFile(filepath.Join(d, n))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil || bytes.Contains(bytes.ToLower(b), []byte("include")) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // dropKeptStage removes the kept stage index and its description: a
 // capture found it unusable (damaged, or git failed on it).

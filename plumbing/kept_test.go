@@ -999,7 +999,7 @@ func TestKeptStampsSpareUpdateIndex(t *testing.T) {
 // blobs.
 func TestKeptConfiguredFiles(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"attributesFile", "include"} {
+	for _, kind := range []string{"attributesFile", "include", "onbranch"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			r := gittest.New(t)
@@ -1015,17 +1015,28 @@ func TestKeptConfiguredFiles(t *testing.T) {
 			case "attributesFile":
 				named = filepath.Join(t.TempDir(), "attrs")
 				edited, edit = named, "*.txt filter=up\n"
-			case "include":
+			case "include", "onbranch":
 				named = "extra.cfg" // beside .git/config
 				edited, edit = filepath.Join(r.GitDir, named), "[core]\n\tattributesFile = "+filepath.Join(r.GitDir, "more-attrs")+"\n"
 				if err := os.WriteFile(filepath.Join(r.GitDir, "more-attrs"), []byte("*.txt filter=up\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := os.WriteFile(edited, []byte("# nothing yet\n"), 0o644); err != nil {
-				t.Fatal(err)
+			if kind == "onbranch" {
+				// The file holds the filter from the start, included
+				// on another branch: the edit is a switch to it, at
+				// the same commit, the file untouched.
+				if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				edit = ""
 			}
-			key := map[string]string{"attributesFile": "core.attributesFile", "include": "include.path"}[kind]
+			if edit != "" {
+				if err := os.WriteFile(edited, []byte("# nothing yet\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			key := map[string]string{"attributesFile": "core.attributesFile", "include": "include.path", "onbranch": "includeIf.onbranch:feature.path"}[kind]
 			r.Git("config", key, named)
 			for i := 0; i < 3; i++ {
 				r.Write(fmt.Sprintf("d/f%d.txt", i), fmt.Sprintf("unstaged %d\n", i))
@@ -1033,29 +1044,88 @@ func TestKeptConfiguredFiles(t *testing.T) {
 			tick()
 			take := func() (*plumbing.Snapshot, string) {
 				t.Helper()
-				repo, err := plumbing.Open(context.Background(), r.Dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var trace strings.Builder
-				plumbing.SetTrace(repo, &trace)
-				repo.KnowConfigFiles([]string{named})
-				snap, err := repo.Capture(context.Background(), plumbing.CaptureOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return snap, trace.String()
+				return captureTraced(t, r, []string{named}, kind == "onbranch")
 			}
 			take()
 			if _, tr := take(); !strings.Contains(tr, "stamps say") {
 				t.Fatalf("the second capture did not take the kept entries:\n%s", tr)
 			}
-			if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
+			if edit == "" {
+				r.Git("switch", "-q", "-c", "feature")
+			} else if err := os.WriteFile(edited, []byte(edit), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			snap, tr := take()
 			if got, _ := r.Show(string(snap.Tree), "d/f1.txt"); got != "UNSTAGED 1\n" {
 				t.Fatalf("d/f1.txt captured as %q after %s named a filter for it; want %q:\n%s", got, key, "UNSTAGED 1\n", tr)
+			}
+			assertSameAsScratch(t, r, snap)
+		})
+	}
+}
+
+// captureTraced is a capture of r by a new runner told the configured
+// files names (KnowConfigFiles), and its trace.
+func captureTraced(t *testing.T, r *gittest.Repo, names []string, onBranch bool) (*plumbing.Snapshot, string) {
+	t.Helper()
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace strings.Builder
+	plumbing.SetTrace(repo, &trace)
+	repo.KnowConfigFiles(names, onBranch)
+	snap, err := repo.Capture(context.Background(), plumbing.CaptureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, trace.String()
+}
+
+// TestKeptConfigEnvFiles: the global and the system configuration files
+// that GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM name, edited after
+// captures kept their indexes (the variables' values unchanged), change
+// what git makes of the files; the next capture uses nothing kept. Before,
+// only the variables' values were keyed on, and the kept stage gave the
+// old blobs. (Not parallel: it sets the variables for the process.)
+func TestKeptConfigEnvFiles(t *testing.T) {
+	for _, v := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
+		t.Run(v, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "gitconfig")
+			if err := os.WriteFile(cfg, []byte("# nothing yet\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gittest.Setup() // before the variables: it clears GIT_*
+			t.Setenv(v, cfg)
+			if v == "GIT_CONFIG_SYSTEM" {
+				t.Setenv("GIT_CONFIG_NOSYSTEM", "") // restored after
+				os.Unsetenv("GIT_CONFIG_NOSYSTEM")
+			}
+			r := gittest.New(t)
+			r.Git("config", "filter.up.clean", "tr a-z A-Z")
+			r.Git("config", "filter.up.smudge", "cat")
+			attrs := filepath.Join(r.GitDir, "more-attrs")
+			if err := os.WriteFile(attrs, []byte("*.txt filter=up\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r.Write("d/f.txt", "file\n")
+			r.Commit("init")
+			r.Write("d/f.txt", "unstaged\n")
+			tick()
+			take := func() (*plumbing.Snapshot, string) {
+				t.Helper()
+				return captureTraced(t, r, nil, false)
+			}
+			take()
+			if _, tr := take(); !strings.Contains(tr, "stamps say") {
+				t.Fatalf("the second capture did not take the kept entries:\n%s", tr)
+			}
+			if err := os.WriteFile(cfg, []byte("[core]\n\tattributesFile = "+attrs+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, tr := take()
+			if got, _ := r.Show(string(snap.Tree), "d/f.txt"); got != "UNSTAGED\n" {
+				t.Fatalf("d/f.txt captured as %q after %s's file named a filter for it; want %q:\n%s", got, v, "UNSTAGED\n", tr)
 			}
 			assertSameAsScratch(t, r, snap)
 		})

@@ -153,9 +153,11 @@ type Repo struct {
 		err  error
 	}
 	// configFiles are the configured names of files the kept caches also
-	// key on (KnowConfigFiles).
-	configFiles []string
-	trees       treeCache // trees read or written by this process's tree edits
+	// key on, configOnBranch whether an include depends on the branch
+	// (KnowConfigFiles).
+	configFiles    []string
+	configOnBranch bool
+	trees          treeCache // trees read or written by this process's tree edits
 	// held is what a capture learnt of the real index that the index
 	// cache could not keep yet, held for this process's next captures
 	// (heldIndex).
