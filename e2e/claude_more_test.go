@@ -72,33 +72,47 @@ func TestClaudeRewindSubdirectory(t *testing.T) {
 // 300 files (its capture takes a moment), with a StopFailure hook that is
 // not held up: it and SessionEnd's hook run at once. Exactly one turn is
 // recorded, started and ended once.
+//
+// Claude Code starts the StopFailure hook without waiting for it, and a
+// print-mode run under load can exit before it does (seen once in a full
+// `make e2e`: SessionEnd ran, StopFailure never started). Such a run
+// does not exercise the race, so the turn is tried again, up to three
+// times, before the test fails for want of a StopFailure run.
 func TestClaudeStopFailureRace(t *testing.T) {
 	t.Parallel()
-	w := newClaude(t)
-	for i := 0; i < 300; i++ {
-		w.WriteFile(filepath.Join("tree", string(rune('a'+i%26)), strings.Repeat("f", 1+i/26)+".txt"), strings.Repeat("x", 100*i)+"\n")
-	}
-	w.Git("add", "-A")
-	w.Git("commit", "-qm", "tree")
-	r := w.c.Print("-p", "A failing turn. [[venom-e2e: write "+w.Repo+"/made.txt made ;; fail 400]]")
-	if r.SessionID == "" {
-		t.Fatalf("no session: %s", r)
-	}
-	A := agentOf(r.SessionID)
-	e2etest.Eventually(60*time.Second, func() bool {
-		h, ok := w.LastHook("SessionEnd")
-		return ok && h.Finished
-	})
-	e2etest.Eventually(10*time.Second, func() bool {
-		for _, h := range w.HookRuns("StopFailure") {
-			if !h.Finished {
-				return false
-			}
+	var w *claudeWorld
+	var A string
+	for attempt := 1; ; attempt++ {
+		w = newClaude(t)
+		for i := 0; i < 300; i++ {
+			w.WriteFile(filepath.Join("tree", string(rune('a'+i%26)), strings.Repeat("f", 1+i/26)+".txt"), strings.Repeat("x", 100*i)+"\n")
 		}
-		return true
-	})
-	if len(w.HookRuns("StopFailure")) == 0 {
-		t.Fatalf("no StopFailure run:\n%s", w.HooksText())
+		w.Git("add", "-A")
+		w.Git("commit", "-qm", "tree")
+		r := w.c.Print("-p", "A failing turn. [[venom-e2e: write "+w.Repo+"/made.txt made ;; fail 400]]")
+		if r.SessionID == "" {
+			t.Fatalf("no session: %s", r)
+		}
+		A = agentOf(r.SessionID)
+		e2etest.Eventually(60*time.Second, func() bool {
+			h, ok := w.LastHook("SessionEnd")
+			return ok && h.Finished
+		})
+		e2etest.Eventually(10*time.Second, func() bool {
+			for _, h := range w.HookRuns("StopFailure") {
+				if !h.Finished {
+					return false
+				}
+			}
+			return true
+		})
+		if len(w.HookRuns("StopFailure")) > 0 {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("no StopFailure run in %d attempts:\n%s", attempt, w.HooksText())
+		}
+		t.Logf("attempt %d: Claude Code ran no StopFailure hook; again:\n%s", attempt, w.HooksText())
 	}
 	var turns []string
 	for _, r := range w.Records("", "agent="+A) {
