@@ -239,12 +239,38 @@ type doctorRepo struct {
 	named map[string]bool
 }
 
+// namedByLog calls f with each repository state of each checkpoint the
+// log under commonDir records and the checkpoint's ref name, when that
+// directory holds a log; it creates nothing, and a log it cannot read
+// names nothing.
+func namedByLog(commonDir string, f func(rs journal.RepoState, ref string)) {
+	if _, err := os.Stat(filepath.Join(commonDir, "venom", "log.jsonl")); err != nil {
+		return
+	}
+	st, err := (&journal.Log{Dir: filepath.Join(commonDir, "venom")}).Load()
+	if err != nil {
+		return
+	}
+	for _, a := range st.Agents {
+		for _, s := range a.Checkpoints {
+			ref := refs.Checkpoint(a.ID, s.N)
+			for _, rs := range s.Rec.Repos {
+				f(rs, ref)
+			}
+		}
+	}
+}
+
 // doctorRefs is the checkpoints.refs check, in every repository (RFC 4.2,
 // 5.1; issue 18): each checkpoint's ref in each repository its record
 // names must hold the logged commit, and no ref under refs/venom/
 // checkpoints/ of the top or of a submodule checked out now may be one no
 // record names. A submodule a record names that is gone from the tree is
-// passed over.
+// passed over. The records are this log's and those of the other logs
+// that keep refs in the same repositories: a submodule's own (checkpoints
+// taken inside it) and, when this is a submodule, its superproject's; a
+// ref one of them names is no orphan (deleting it, as the fix says, would
+// lose that checkpoint once a gc ran).
 func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, fix string, err error) {
 	top := &doctorRepo{rel: TopRepo, git: t.Repo, named: map[string]bool{}}
 	if top.have, err = t.Repo.ResolveRefs(ctx, refs.Prefix); err != nil {
@@ -328,6 +354,25 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 		}
 		if t.Config.Keep > 0 && n > t.Config.Keep {
 			tooMany = append(tooMany, fmt.Sprintf("%s (%d)", a.ID, n))
+		}
+	}
+	// A submodule's refs/venom/checkpoints/ is also its own log's, when
+	// checkpoints were taken inside it, and this repository's is also
+	// its superproject's log's when this is a submodule: a ref either
+	// names is no orphan (deleting it would lose that checkpoint).
+	mark := func(rs journal.RepoState, ref string) {
+		if rs.Path == t.Path() {
+			top.named[ref] = true
+		} else if d := byPath[rs.Path]; d != nil {
+			d.named[ref] = true
+		}
+	}
+	for _, d := range repos[1:] {
+		namedByLog(d.git.CommonDir, mark)
+	}
+	if super, err := t.Repo.Line(ctx, plumbing.Options{}, "rev-parse", "--show-superproject-working-tree"); err == nil && super != "" {
+		if sg, err := t.Repo.ForDir(ctx, super); err == nil {
+			namedByLog(sg.CommonDir, mark)
 		}
 	}
 	var orphans []string

@@ -307,3 +307,77 @@ func TestSubmoduleConfiguredFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorKnowsTheOtherLogsRefs: checkpoints taken inside a submodule
+// (its own log) and at the top (whose refs are in the submodule's git dir
+// too) share the submodule's refs/venom/checkpoints/; the doctor at
+// either level must call none of them an orphan. Before, each doctor
+// advised deleting the other log's refs, and following it, then a gc,
+// lost the content only that checkpoint held.
+func TestDoctorKnowsTheOtherLogsRefs(t *testing.T) {
+	top, lib, _ := subTree(t)
+	ctx := context.Background()
+	if _, err := openTree(t, lib).Take(ctx, checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual}); err != nil {
+		t.Fatal(err)
+	}
+	lib.Write("notes", "only here\n")
+	if _, err := openTree(t, top).Take(ctx, checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(lib.Git("for-each-ref", "--format=%(refname)", refs.Prefix)); got != refs.Checkpoint("a1", 1)+"\n"+refs.Checkpoint("a1", 2) {
+		t.Fatalf("lib's refs: %q, want a1/1 (its own log's) and a1/2 (the top's)", got)
+	}
+	refsCheck := func(r *gittest.Repo) checkpoint.Check {
+		for _, c := range openTree(t, r).Doctor(ctx) {
+			if c.ID == "checkpoints.refs" {
+				return c
+			}
+		}
+		t.Fatal("no checkpoints.refs check")
+		return checkpoint.Check{}
+	}
+	for _, r := range []*gittest.Repo{top, lib} {
+		if c := refsCheck(r); c.Level != "ok" {
+			t.Errorf("doctor in %s: %+v, want ok", r.Dir, c)
+		}
+	}
+	// A ref neither log names is still one.
+	lib.Git("update-ref", "refs/venom/checkpoints/ghost/9", "HEAD")
+	if c := refsCheck(lib); c.Level != "warn" || !strings.Contains(c.Message, "refs/venom/checkpoints/ghost/9") {
+		t.Errorf("an unrecorded ref in lib, doctor in lib: %+v", c)
+	}
+}
+
+// TestSymlinkedSubmoduleIsNotEntered: a gitlink path that is a symbolic
+// link to a repository outside the tree is not that submodule: the
+// capture records the symlink as the tree has it and writes nothing into
+// the repository it leads to (no ref, no venom/ directory), so a rollback
+// has nothing there to change (rollback(1): nothing is changed through a
+// symbolic link). Before, the capture followed it and recorded the
+// outside repository as submodule lib, and a rollback rewrote its files.
+func TestSymlinkedSubmoduleIsNotEntered(t *testing.T) {
+	top, lib, _ := subTree(t)
+	other := gittest.New(t)
+	other.Write("s", "the person's other checkout\n")
+	other.Commit("other")
+	if err := os.RemoveAll(lib.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other.Dir, lib.Dir); err != nil {
+		t.Fatal(err)
+	}
+	before := other.Snapshot()
+	res := take(t, top, checkpoint.TakeOptions{Agent: "a1", Reason: checkpoint.ReasonManual})
+	if got := strings.Join(repoNames(res.Checkpoint.Repos), " "); got != "." {
+		t.Errorf("repos %q, want only the top", got)
+	}
+	if added := other.AssertUnchanged(before); len(added) != 0 {
+		t.Errorf("refs added in the repository the symlink leads to: %v", added)
+	}
+	if _, err := os.Lstat(filepath.Join(other.GitDir, "venom")); !os.IsNotExist(err) {
+		t.Errorf("venom/ in the repository the symlink leads to: %v", err)
+	}
+	if got := strings.TrimSpace(top.Git("ls-tree", "--format=%(objectmode)", res.Checkpoint.Repos[0].Commit, "lib")); got != "120000" {
+		t.Errorf("lib in the checkpoint: mode %q, want the symlink (120000)", got)
+	}
+}

@@ -1278,6 +1278,16 @@ func (r *Repo) populated(rel string) bool {
 // A capture of 20 submodules saves 20 git starts.
 func (r *Repo) OpenSubmodule(ctx context.Context, rel string) (*Repo, error) {
 	dir := filepath.Join(r.WorkTree, filepath.FromSlash(rel))
+	// A gitlink path that is a symbolic link, or lies below one, is not
+	// the submodule: git will not enter it ("expected submodule path
+	// not to be a symbolic link"), and what it leads to may be any
+	// repository of the person's, outside the tree, whose files a
+	// rollback must never touch (rollback(1): nothing is changed through
+	// a symbolic link). WorkTree is canonical (git's own top, or this
+	// check's result one level up).
+	if c, err := canonical(dir); err != nil || c != dir {
+		return nil, fmt.Errorf("submodule %s is reached through a symbolic link", rel)
+	}
 	n := r.gitfileSubmodule(dir)
 	if n == nil {
 		var err error
