@@ -955,3 +955,29 @@ func TestCodexThreadIDIsNoSessionFallback(t *testing.T) {
 		t.Errorf("exit %d, log %v: want one checkpoint.failed of agent codex", o.code, recs)
 	}
 }
+
+// TestTurnStaysInTheSuperproject: a Claude Code session whose cwd moved
+// into a submodule after its turn started (the agent ran `cd lib`) keeps
+// its turn in the superproject's log: the Stop there ends the turn, and
+// the submodule's own log records nothing. Before, the turn_end went to
+// the submodule's log and the superproject's turn stayed open.
+func TestTurnStaysInTheSuperproject(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	lib, _ := repo.Submodules()
+	top := map[string]string{"CWD": repo.Dir, "TRANSCRIPT": transcript(t)}
+	sub := map[string]string{"CWD": lib.Dir, "TRANSCRIPT": top["TRANSCRIPT"]}
+	event(t, repo.Dir, "claude-code", "UserPromptSubmit.json", top, "")
+	lib.Write("l", "the agent's\n")
+	event(t, lib.Dir, "claude-code", "Stop.json", sub, "")
+	var reasons []string
+	for _, r := range ofType(readLog(t, repo), "checkpoint.taken") {
+		reasons = append(reasons, r.str("reason"))
+	}
+	if !reflect.DeepEqual(reasons, []string{"turn_start", "turn_end"}) {
+		t.Errorf("the superproject's checkpoints: %v, want turn_start, turn_end", reasons)
+	}
+	if recs := readLog(t, lib); len(recs) != 0 {
+		t.Errorf("the submodule's own log: %v, want nothing", types(recs))
+	}
+}

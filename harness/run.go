@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
 	"github.com/venom-org/git-venom/refs"
 )
 
@@ -183,6 +185,7 @@ func (r *run) trees(ctx context.Context, ev *Event) []*checkpoint.Tree {
 			r.problem("%s: nothing recorded", errText(err, where))
 			continue
 		}
+		t = r.turnTree(ctx, t, ev)
 		if !seen[t.Path()] {
 			seen[t.Path()] = true
 			out = append(out, t)
@@ -190,6 +193,43 @@ func (r *run) trees(ctx context.Context, ev *Event) []*checkpoint.Tree {
 		}
 	}
 	return out
+}
+
+// turnTree is the tree whose log already records ev's session (its
+// agent) when t, the tree of the event's cwd, is a submodule of it: a
+// session stays in the tree it started in (RFC 3: every turn_start has
+// its turn_end there) when the agent ran `cd lib` since (Claude Code's
+// cwd follows it, into the next turns too). Before, the turn's end and
+// its edits went to the submodule's own log, and the superproject's turn
+// stayed open. t itself otherwise: a session that started inside the
+// submodule stays the submodule's.
+// It costs nothing outside a submodule (whose git dir is not below a
+// modules/ directory); inside one, a `git rev-parse
+// --show-superproject-working-tree` and the superproject's log.
+func (r *run) turnTree(ctx context.Context, t *checkpoint.Tree, ev *Event) *checkpoint.Tree {
+	if ev.Session == "" && r.o.Agent == "" {
+		return t
+	}
+	for cur := t; ; {
+		if !strings.Contains(filepath.ToSlash(cur.Repo.CommonDir), "/modules/") {
+			return t
+		}
+		octx, cancel := context.WithTimeout(ctx, openTimeout)
+		super, err := cur.Repo.Line(octx, plumbing.Options{}, "rev-parse", "--show-superproject-working-tree")
+		cancel()
+		if err != nil || super == "" {
+			return t
+		}
+		up, err := r.open(ctx, super)
+		if err != nil {
+			return t
+		}
+		agent, _ := r.agent(up, ev)
+		if a, err := up.Log.LoadAgent(agent); err == nil && a != nil {
+			return up
+		}
+		cur = up
+	}
 }
 
 func (r *run) open(ctx context.Context, dir string) (*checkpoint.Tree, error) {
