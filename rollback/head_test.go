@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -282,5 +283,48 @@ func TestUndoMovesHeadForward(t *testing.T) {
 	}
 	if undo.Exact == nil || !*undo.Exact {
 		t.Errorf("undo: exact %v", deref2(undo.Exact))
+	}
+}
+
+// TestHeadMovedMessage: when HEAD left the checkpoint's branch (or left a
+// detached HEAD for a branch) and moved on, the plan is refused with
+// conflict.head_moved, and the message says where HEAD is and where the
+// checkpoint was taken, in words a git user reads (RFC 7.5).
+func TestHeadMovedMessage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, want  string
+		detachFirst bool
+	}{
+		{"detached since", "HEAD is detached, but the checkpoint was taken on branch main", false},
+		{"on a branch since", "HEAD is on branch main, but the checkpoint was taken with HEAD detached", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, false)
+			r := f.r
+			r.Write("a.txt", "one\n")
+			r.Commit("A")
+			if c.detachFirst {
+				r.Git("checkout", "-q", "--detach")
+			}
+			f.take(checkpoint.ReasonTurnStart) // k1
+			if c.detachFirst {
+				r.Git("checkout", "-q", "main")
+			} else {
+				r.Git("checkout", "-q", "--detach")
+			}
+			r.Write("a.txt", "two\n")
+			r.Commit("B")
+			f.take(checkpoint.ReasonTurnEnd) // k2
+			_, err := f.plan("k1", rollback.Options{Restore: "files"})
+			if code(err) != "conflict.head_moved" {
+				t.Fatalf("plan k1: %s, want conflict.head_moved", describe(err))
+			}
+			var e *rfcerr.Error
+			if !errors.As(err, &e) || e.Message != c.want {
+				t.Errorf("message %q, want %q", err.Error(), c.want)
+			}
+		})
 	}
 }

@@ -1297,7 +1297,7 @@ func (p *plan) checkHead(ctx context.Context, tr journal.RepoState, h *Head) err
 		return moved("HEAD has no commit now, but the checkpoint's HEAD was %s", short(*tr.Head))
 	}
 	if tr.Branch != p.snap.Branch {
-		return moved("HEAD is on %s, but the checkpoint was taken on %s", branchName(p.snap.Branch), branchName(tr.Branch))
+		return moved("HEAD %s, but the checkpoint was taken %s", headPlace(p.snap.Branch, "is detached", "is on"), headPlace(tr.Branch, "with HEAD detached", "on"))
 	}
 	th := plumbing.OID(*tr.Head)
 	ok, err := p.tree.Repo.IsAncestor(ctx, th, cur)
@@ -1378,11 +1378,14 @@ func indexLocked(t *checkpoint.Tree, repo string) error {
 		WithHint("wait for that git command to finish; if none is running, the lock is stale and `git` says how to remove it")
 }
 
-func branchName(b string) string {
-	if b == "" {
-		return "a detached HEAD"
+// headPlace says where HEAD is for a conflict.head_moved message: detached
+// when branch is "" (HEAD names a commit, not a branch), else on is followed
+// by "branch <name>".
+func headPlace(branch, detached, on string) string {
+	if branch == "" {
+		return detached
 	}
-	return "branch " + b
+	return on + " branch " + branch
 }
 
 func short(s string) string {
