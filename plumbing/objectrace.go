@@ -28,12 +28,15 @@ import (
 // what a second writer does after the gc, and it is what Run does.
 
 // objectWriteTries bounds how many times Run runs a command that failed
-// so (objectRace): the first run and four more. The race is a few
-// microseconds wide per directory, so a run that meets it twice is rare
-// and five in a row means something else is wrong; each retry waits
-// (retryWait) and the caller's context (venom.checkpoints.timeout, for a
-// capture) bounds the whole.
-const objectWriteTries = 5
+// so (objectRace): the first run and seven more. The race is a few
+// microseconds wide per directory, but a command that writes hundreds of
+// objects meets it once per directory a gc empties while it runs: with
+// five runs, 1 capture of 300 files in about 250 failed against the
+// test's gc loop on a loaded 2-core machine (TestCapturesBesideAGcLoop,
+// 2026-12-05). Each retry waits (retryWait), so the later runs give the
+// gc time to finish, and the caller's context (venom.checkpoints.timeout,
+// for a capture) bounds the whole.
+const objectWriteTries = 8
 
 // objectWriters are the commands Run may run again after an object-store
 // race: each writes objects, which are named by their content (writing
@@ -62,7 +65,7 @@ func objectRace(err error) bool {
 func IsObjectRace(err error) bool { return objectRace(err) }
 
 // retryWait is how long Run waits before the n-th run again (n from 1):
-// 5 ms, doubled each time, so the five runs span about 75 ms.
+// 5 ms, doubled each time, so the eight runs span about 0.6 s.
 func retryWait(n int) time.Duration { return 5 * time.Millisecond << (n - 1) }
 
 // rewinder returns, for a command's stdin, a function that puts it back

@@ -170,9 +170,9 @@ exec %[2]q "$@"
 		t.Errorf("update-index --stdin ran %d time(s): its failure was not met, or not retried", bytes.Count(b, []byte("\n")))
 	}
 	// Run itself gave it its stdin again; the tree edit was not redone
-	// (that is the slower outer retry, which only five races in a row
+	// (that is the slower outer retry, which only eight races in a row
 	// defeat).
-	if !strings.Contains(trace.String(), "git update-index: an object directory went away under it (a concurrent gc): run 2 of 5") ||
+	if !strings.Contains(trace.String(), "git update-index: an object directory went away under it (a concurrent gc): run 2 of 8") ||
 		strings.Contains(trace.String(), "editing the tree met a concurrent gc") {
 		t.Errorf("update-index was not run again by Run:\n%s", trace.String())
 	}
@@ -182,7 +182,7 @@ exec %[2]q "$@"
 }
 
 // TestObjectWriteRetriesAreBounded: a write that keeps failing so is run
-// five times in all, then fails with git's error; and a command that
+// eight times in all, then fails with git's error; and a command that
 // writes no object (status) is never run again.
 func TestObjectWriteRetriesAreBounded(t *testing.T) {
 	t.Parallel()
@@ -200,8 +200,8 @@ func TestObjectWriteRetriesAreBounded(t *testing.T) {
 	if err == nil || !plumbing.IsObjectRace(err) {
 		t.Errorf("commit-tree: %v, want git's object write failure", err)
 	}
-	if n := runs("commit-tree"); n != 5 {
-		t.Errorf("commit-tree ran %d times, want 5", n)
+	if n := runs("commit-tree"); n != 8 {
+		t.Errorf("commit-tree ran %d times, want 8", n)
 	}
 	if _, err := repo.Capture(context.Background(), plumbing.CaptureOptions{}); err == nil {
 		t.Errorf("capture with a failing status succeeded")
