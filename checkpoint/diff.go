@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -368,4 +369,49 @@ func Previous(a *journal.Agent, s *journal.Saved) *journal.Saved {
 		}
 	}
 	return nil
+}
+
+// RepoTrees maps each submodule of a checkpoint's repos[] (its name, the
+// path from the top; the top itself left out) to the tree its capture
+// wrote (RFC 4.2, issue 18).
+func RepoTrees(repos []journal.RepoState) map[string]string {
+	m := map[string]string{}
+	for _, r := range repos {
+		if r.Repo != TopRepo {
+			m[r.Repo] = r.Tree
+		}
+	}
+	return m
+}
+
+// Trees is RepoTrees of a capture made with no record.
+func (c *Capture) Trees() map[string]string {
+	m := map[string]string{}
+	for _, r := range c.Repos {
+		if r.Repo != TopRepo {
+			m[r.Repo] = string(r.Snap.Tree)
+		}
+	}
+	return m
+}
+
+// ChangedSubmodules lists, sorted, the submodules whose tree differs
+// between from and to (RepoTrees of each side), or which one side alone
+// holds: what a diff of the top repository's trees alone does not show,
+// when the files inside a submodule changed and its HEAD did not, so
+// that `show` and `diff` can say where to look (issue 18).
+func ChangedSubmodules(from, to map[string]string) []string {
+	var out []string
+	for rel, f := range from {
+		if to[rel] != f {
+			out = append(out, rel)
+		}
+	}
+	for rel := range to {
+		if _, ok := from[rel]; !ok {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -312,4 +312,31 @@ test_expect_success 'checkpoint diff goes into submodules with a pathspec: --jso
 	test_json "$OUT/top.json" "[.files[] | .repo + \" \" + .path] == [\". a\"]"
 '
 
+
+test_expect_success 'a capture names each submodule it captured; show and diff say which submodules changed inside' '
+	sub_repo said &&
+	git venom-checkpoint --agent $AG --reason turn_start >"$OUT/k1.txt" &&
+	lib=$(git -C lib rev-parse HEAD | cut -c1-10) &&
+	libck=$(git -C lib rev-parse refs/venom/checkpoints/$AG/1 | cut -c1-10) &&
+	grep -q "^  submodule lib at $lib, captured as $libck$" "$OUT/k1.txt" &&
+	! grep -q "not captured inside" "$OUT/k1.txt" &&
+	echo "l2 (the agent'"'"'s)" >lib/l &&
+	git venom-checkpoint --agent $AG --reason turn_end >"$OUT/k2.txt" &&
+	grep -q "^  submodule lib at $lib, dirty, captured as " "$OUT/k2.txt" &&
+	git venom-checkpoint show --agent $AG k2 >"$OUT/show" &&
+	grep -q "^changed since k1: 0 file(s)$" "$OUT/show" &&
+	grep -q "^  and inside submodule lib: git venom-checkpoint diff --agent $AG k1 k2 -- lib$" "$OUT/show" &&
+	! grep -q "submodule lib/in" "$OUT/show" &&
+	git venom-checkpoint diff --agent $AG k1 >"$OUT/files" &&
+	grep -q "^  and inside submodule lib: git venom-checkpoint diff --agent $AG k1 -- lib$" "$OUT/files" &&
+	echo "i2 (the agent'"'"'s)" >lib/in/i &&
+	git venom-checkpoint diff --agent $AG k2 >"$OUT/files2" &&
+	grep -q "^  and inside submodule lib/in: " "$OUT/files2" && ! grep -q "submodule lib:" "$OUT/files2" &&
+	# the command it names lists the files
+	git venom-checkpoint diff --agent $AG k1 k2 --name-only -- lib >"$OUT/names" &&
+	echo lib/l >"$OUT/expect" && test_cmp "$OUT/expect" "$OUT/names" &&
+	# scripts get what they got: no hint in --json, --name-only or --stat
+	git venom-checkpoint diff --agent $AG k1 --name-only >"$OUT/top" && test_must_be_empty "$OUT/top"
+'
+
 test_done

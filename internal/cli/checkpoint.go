@@ -186,6 +186,10 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 	if t.Path() != cwd() {
 		fmt.Fprintf(e.Out, "  the whole tree %s was captured\n", quotePath(t.Path()))
 	}
+	captured := map[string]string{} // repo (its path from the top) → commit
+	for _, r := range c.Repos {
+		captured[r.Repo] = r.Commit
+	}
 	for _, r := range c.Repos {
 		for _, s := range r.Skipped {
 			if s.Reason == "too_big" {
@@ -204,7 +208,15 @@ func checkpointTake(ctx context.Context, e *env, args []string) error {
 			if s.Dirty {
 				dirty = ", dirty"
 			}
-			fmt.Fprintf(e.Out, "  nested repository %s at %s%s (not captured inside)\n", quotePath(s.Path), c, dirty)
+			full := s.Path
+			if r.Repo != checkpoint.TopRepo {
+				full = r.Repo + "/" + s.Path
+			}
+			if own, ok := captured[full]; ok {
+				fmt.Fprintf(e.Out, "  submodule %s at %s%s, captured as %s\n", quotePath(full), c, dirty, short(own))
+				continue
+			}
+			fmt.Fprintf(e.Out, "  nested repository %s at %s%s (not captured inside)\n", quotePath(full), c, dirty)
 		}
 	}
 	return nil

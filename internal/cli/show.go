@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/journal"
@@ -76,7 +77,20 @@ func checkpointShow(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.Out, "\nchanged since %s: %d file(s)\n", out.Since, len(out.Files))
 	printFiles(e, out.Files)
+	if p := checkpoint.Previous(a, s); p != nil {
+		printSubmodulesChanged(e, id, checkpoint.ChangedSubmodules(checkpoint.RepoTrees(p.Rec.Repos), checkpoint.RepoTrees(s.Rec.Repos)), p.ID(), s.ID())
+	}
 	return nil
+}
+
+// printSubmodulesChanged says which submodules' files changed between the
+// two sides of a list that counts the top repository's files alone, and
+// the diff that shows them (issue 18): from and to are checkpoint ids, to
+// "" for the current files.
+func printSubmodulesChanged(e *env, agent string, subs []string, from, to string) {
+	for _, rel := range subs {
+		fmt.Fprintf(e.Out, "  and inside submodule %s: git venom-checkpoint diff --agent %s %s -- %s\n", quotePath(rel), shellQuote(agent), strings.TrimSpace(from+" "+to), shellQuote(rel))
+	}
 }
 
 func printFiles(e *env, files []checkpoint.FileDiff) {
@@ -162,12 +176,26 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 		// --recurse-submodules does (issue 18).
 		return diffAcross(ctx, e, t, from, toSaved, ps, out, *stat, *nameOnly, *z, *path)
 	}
-	if len(pos) < 2 {
+	// The human list says which submodules changed inside, as git diff
+	// marks a submodule dirty: the current side then captures them too.
+	list := !*stat && !*nameOnly && !e.JSON && len(from.Rec.Repos) > 1
+	var subs []string
+	switch {
+	case len(pos) < 2 && list:
+		c, err := t.CurrentAll(ctx)
+		if err != nil {
+			return err
+		}
+		to = string(c.Top().Tree)
+		subs = checkpoint.ChangedSubmodules(checkpoint.RepoTrees(from.Rec.Repos), c.Trees())
+	case len(pos) < 2:
 		snap, err := t.CurrentTree(ctx)
 		if err != nil {
 			return err
 		}
 		to = string(snap.Tree)
+	case list:
+		subs = checkpoint.ChangedSubmodules(checkpoint.RepoTrees(from.Rec.Repos), checkpoint.RepoTrees(toSaved.Rec.Repos))
 	}
 	if *stat {
 		text, err := t.Stat(ctx, from.Rec.Repos[0].Commit, to, ps, e.columns(), e.palette != nil)
@@ -189,7 +217,7 @@ func checkpointDiff(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	return printDiff(e, out)
+	return printDiff(e, id, out, subs)
 }
 
 // diffAcross is checkpoint diff narrowed by a pathspec: its two sides
@@ -220,7 +248,7 @@ func diffAcross(ctx context.Context, e *env, t *checkpoint.Tree, from, to *journ
 			return err
 		}
 	}
-	return printDiff(e, out)
+	return printDiff(e, "", out, nil)
 }
 
 // printNames is checkpoint diff --name-only: each path from the top, as
@@ -235,8 +263,9 @@ func printNames(e *env, files []checkpoint.FileDiff, z bool) {
 	}
 }
 
-// printDiff prints checkpoint diff's list (or JSON) and patch.
-func printDiff(e *env, out checkpoint.Diff) error {
+// printDiff prints checkpoint diff's list (or JSON), the submodules subs
+// whose files changed too (printSubmodulesChanged), and the patch.
+func printDiff(e *env, agent string, out checkpoint.Diff, subs []string) error {
 	if e.JSON {
 		writeJSON(e.Out, out)
 		return nil
@@ -247,6 +276,11 @@ func printDiff(e *env, out checkpoint.Diff) error {
 	}
 	fmt.Fprintf(e.Out, "%s..%s: %d file(s)\n", out.From, what, len(out.Files))
 	printFiles(e, out.Files)
+	to := out.To
+	if to == "files" {
+		to = ""
+	}
+	printSubmodulesChanged(e, agent, subs, out.From, to)
 	if out.Patch != nil {
 		fmt.Fprintf(e.Out, "\n%s", out.Patch.Text)
 		if out.Patch.Truncated {
