@@ -90,7 +90,16 @@ func (t *Tree) CurrentAll(ctx context.Context) (*Capture, error) {
 // refs are given. A rollback checks its target's ref so, with no git
 // start of its own (issue 16).
 func (t *Tree) CurrentAllReading(ctx context.Context, refs ...string) (*Capture, error) {
-	c, err := t.captureAll(ctx, refs)
+	return t.CurrentAllReadingIn(ctx, refs, nil)
+}
+
+// CurrentAllReadingIn is CurrentAllReading, and reads subRefs in each
+// submodule in the child that reads its HEAD (its Snapshot.Refs; nil
+// when one names no commit, and the caller reads them itself), as a
+// rollback checks each submodule's ref of its target (RFC 7.1 item 1,
+// issue 18).
+func (t *Tree) CurrentAllReadingIn(ctx context.Context, refs, subRefs []string) (*Capture, error) {
+	c, err := t.captureAllReading(ctx, refs, subRefs)
 	if err != nil {
 		return nil, classify(t, err)
 	}

@@ -230,15 +230,29 @@ func (t *Tree) Find(ctx context.Context, st *journal.State, agent, id string) (*
 // the ref holds now. A rollback reads the ref with its capture's HEAD
 // (CurrentAllReading), where Find reads it on its own.
 func (t *Tree) RefHolds(ctx context.Context, agent string, s *journal.Saved, v plumbing.OID) error {
-	ref := refs.Checkpoint(agent, s.N)
-	if r := s.Rec.Repos[0]; string(v) != r.Commit {
-		what, now := t.refNow(ctx, ref)
-		data := map[string]any{"checkpoint": s.ID(), "repo": ".", "ref": ref, "expected": r.Commit, "actual": now}
-		return rfcerr.New("not_found.checkpoint", data,
-			"checkpoint %s of %s: its ref %s %s (the log says commit %s)", s.ID(), agent, ref, what, r.Commit).
-			WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
+	return t.RefHoldsIn(ctx, agent, s, TopRepo, t.Repo, v)
+}
+
+// RefHoldsIn is RefHolds in the repository rel of s's repos[] (g its
+// runner): its own ref of s must name the commit the record gives it,
+// else not_found.checkpoint with data.repo rel. A submodule's ref is
+// what keeps its side of the checkpoint from its gc (issue 18); a
+// repository s does not name passes.
+func (t *Tree) RefHoldsIn(ctx context.Context, agent string, s *journal.Saved, rel string, g *plumbing.Repo, v plumbing.OID) error {
+	r := s.Rec.RepoEntry(rel)
+	if r == nil || string(v) == r.Commit {
+		return nil
 	}
-	return nil
+	ref := refs.Checkpoint(agent, s.N)
+	what, now := refNow(ctx, g, ref)
+	data := map[string]any{"checkpoint": s.ID(), "repo": rel, "ref": ref, "expected": r.Commit, "actual": now}
+	in := ""
+	if rel != TopRepo {
+		in = " in submodule " + rel
+	}
+	return rfcerr.New("not_found.checkpoint", data,
+		"checkpoint %s of %s: its ref %s%s %s (the log says commit %s)", s.ID(), agent, ref, in, what, r.Commit).
+		WithHint("`git venom-doctor` lists every checkpoint whose ref is gone or moved")
 }
 
 // FindLogged is Find's check of the log alone, with no git child: the id
@@ -280,8 +294,8 @@ func (t *Tree) FindLogged(st *journal.State, agent, id string) (*journal.Saved, 
 // holds its logged commit: "is gone" (now nil), or "has moved to <type>
 // <oid>" (now the object's id) when it points at another commit, or at a
 // tree, blob or tag. A ref git cannot read counts as gone.
-func (t *Tree) refNow(ctx context.Context, ref string) (what string, now *string) {
-	oid, typ, err := t.Repo.RefObject(ctx, ref)
+func refNow(ctx context.Context, g *plumbing.Repo, ref string) (what string, now *string) {
+	oid, typ, err := g.RefObject(ctx, ref)
 	if err != nil || oid == "" {
 		return "is gone", nil
 	}

@@ -105,8 +105,14 @@ func (t *Tree) CaptureAll(ctx context.Context) (*Capture, error) {
 // captureAll is CaptureAll, reading the commits of refs of the top
 // repository with its HEAD (plumbing.CaptureOptions.Refs).
 func (t *Tree) captureAll(ctx context.Context, refs []string) (*Capture, error) {
+	return t.captureAllReading(ctx, refs, nil)
+}
+
+// captureAllReading is captureAll, reading subRefs in each submodule
+// too (their Snapshot.Refs).
+func (t *Tree) captureAllReading(ctx context.Context, refs, subRefs []string) (*Capture, error) {
 	c := &Capture{}
-	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo, refs); err != nil {
+	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo, refs, subRefs); err != nil {
 		return nil, err
 	}
 	rest := c.Repos[1:]
@@ -114,9 +120,10 @@ func (t *Tree) captureAll(ctx context.Context, refs []string) (*Capture, error) 
 	return c, nil
 }
 
-// captureRepo captures r, the repository at rel, into c, then its
-// submodules; it reports whether anything in r or below it is dirty.
-func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo, refs []string) (bool, error) {
+// captureRepo captures r, the repository at rel, into c, reading refs
+// with its HEAD, then its submodules, reading subRefs; it reports whether
+// anything in r or below it is dirty.
+func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo, refs, subRefs []string) (bool, error) {
 	o := t.captureOptions()
 	o.Refs = refs
 	snap, err := r.Capture(ctx, o)
@@ -141,7 +148,7 @@ func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumb
 		if rel != TopRepo {
 			subRel = path.Join(rel, p)
 		}
-		d, err := t.captureRepo(ctx, c, subRel, sub, nil)
+		d, err := t.captureRepo(ctx, c, subRel, sub, subRefs, subRefs)
 		if err != nil {
 			return false, err
 		}

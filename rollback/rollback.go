@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -538,7 +539,9 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		read = append(read, refs.Checkpoint(o.Agent, l.N))
 	}
 	p.snapAt = time.Now()
-	if p.capture, err = t.CurrentAllReading(ctx, read...); err != nil {
+	// Each submodule's own ref of the target is read with its HEAD too:
+	// it is what keeps that side of T from the submodule's gc.
+	if p.capture, err = t.CurrentAllReadingIn(ctx, read, read[:1]); err != nil {
 		return nil, err
 	}
 	p.snap = p.capture.Top()
@@ -580,6 +583,9 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 	repos := []Repo{repo}
 	for i, rel := range rels[1:] {
 		c := p.capture.Find(rel)
+		if err := p.subRefHolds(ctx, c, read[0]); err != nil {
+			return nil, err
+		}
 		sp := &plan{tree: &checkpoint.Tree{Repo: c.Git, Log: t.Log, Config: t.Config}, st: st, agent: a, target: target,
 			snap: c.Snap, snapAt: p.snapAt, guarded: p.guarded, rel: c.Repo, top: p, ps: split[i+1]}
 		if op := c.Git.Operation(); op != "" {
@@ -662,6 +668,25 @@ func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Optio
 		p.res.Conversation.ResumeExec = ResumeExecArgv(b.Harness, b.HarnessSession)
 	}
 	return p, nil
+}
+
+// subRefHolds checks the submodule c's own ref of the target, ref, read
+// with its HEAD by the capture (or on its own when the capture could not
+// read it): not the commit the target's record gives that submodule is
+// not_found.checkpoint naming it (checkpoint.RefHoldsIn), before any of
+// its plan is computed from objects its gc may have removed.
+func (p *plan) subRefHolds(ctx context.Context, c *checkpoint.Captured, ref string) error {
+	var v plumbing.OID
+	if len(c.Snap.Refs) > 0 {
+		v = c.Snap.Refs[0]
+	} else {
+		vals, err := c.Git.RefValues(ctx, ref)
+		if err != nil {
+			return rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": c.Repo, "reason": "rev-parse"}, "reading %s in submodule %s", ref, c.Repo)
+		}
+		v = vals[0]
+	}
+	return p.tree.RefHoldsIn(ctx, p.agent.ID, p.target, c.Repo, c.Git, v)
 }
 
 // computeRepo builds the plan of one repository (RFC 7.3, 7.4, 7.5):
@@ -909,6 +934,16 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	for path := range subS {
 		if _, ok := subT[path]; !ok {
 			nestedDiff = append(nestedDiff, path)
+		}
+	}
+	// A submodule T captured dirty that is no longer checked out (git
+	// submodule deinit, or its git dir gone) has the same gitlink on both
+	// sides, but what T holds inside it is not restored: it is left too,
+	// so that the plan does not say the tree matches T.
+	for _, sm := range tr.Submodules {
+		rel := p.prefix() + sm.Path
+		if sm.Dirty && p.target.Rec.RepoEntry(rel) != nil && p.root().capture.Find(rel) == nil && !slices.Contains(nestedDiff, sm.Path) {
+			nestedDiff = append(nestedDiff, sm.Path)
 		}
 	}
 	sort.Strings(nestedDiff)

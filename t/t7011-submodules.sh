@@ -339,4 +339,46 @@ test_expect_success 'a capture names each submodule it captured; show and diff s
 	git venom-checkpoint diff --agent $AG k1 --name-only >"$OUT/top" && test_must_be_empty "$OUT/top"
 '
 
+
+test_expect_success 'a submodule'"'"'s own ref of the target gone or moved: not_found.checkpoint naming it, after a gc too; nothing touched' '
+	sub_repo subref &&
+	agent_turn &&
+	git -C lib/in update-ref -d refs/venom/checkpoints/$AG/1 &&
+	git -C lib/in reflog expire --expire=now --all && git -C lib/in gc -q --prune=now &&
+	tree_state >"$OUT/before" &&
+	venom_fails not_found.checkpoint "$OUT/plan.json" git venom-plan --agent $AG $K1 --json &&
+	test_json "$OUT/plan.json" ".error.data.repo == \"lib/in\"" ".error.data.checkpoint == \"k1\"" \
+		".error.data.ref == \"refs/venom/checkpoints/$AG/1\"" ".error.data.actual == null" \
+		".error.message | test(\"in submodule lib/in is gone\")" &&
+	venom_fails not_found.checkpoint "$OUT/rb.json" git venom-rollback --agent $AG $K1 --plan p2-0000000000000000 --json &&
+	test_json "$OUT/rb.json" ".error.data.repo == \"lib/in\"" &&
+	git -C lib update-ref refs/venom/checkpoints/$AG/1 HEAD &&
+	venom_fails not_found.checkpoint "$OUT/moved.json" git venom-plan --agent $AG $K1 --json &&
+	test_json "$OUT/moved.json" ".error.data.repo == \"lib\"" ".error.data.actual == \"$(git -C lib rev-parse HEAD)\"" &&
+	tree_state >"$OUT/after" && test_cmp "$OUT/before" "$OUT/after" &&
+	# the rest of the agent'"'"'s checkpoints are whole: k2 plans
+	plan $K2 >"$OUT/k2.json"
+'
+
+
+test_expect_success 'a submodule deinited since a checkpoint that holds edits inside it is left, and restored once it is back' '
+	sub_repo deinit &&
+	agent_turn &&
+	L=$(git -C lib rev-parse HEAD) &&
+	git submodule deinit -q -f lib &&
+	test_path_is_missing lib/l &&
+	plan $K2 >"$OUT/p.json" &&
+	test_json "$OUT/p.json" "[.repos[].repo] == [\".\"]" \
+		".repos[0].left == [{path: \"lib\", reason: \"gitlink\", detail: \"$L\"}]" &&
+	git venom-plan --agent $AG $K2 >"$OUT/p.txt" &&
+	grep "^change: *nothing: what differs from $K2 is left as it is (below)\$" "$OUT/p.txt" &&
+	# k1 held lib clean: its gitlink is all there is to it, nothing left
+	plan $K1 >"$OUT/p1.json" &&
+	test_json "$OUT/p1.json" ".repos[0].left == []" &&
+	git -c protocol.file.allow=always submodule update -q --init --recursive &&
+	rb $K2 >"$OUT/r.json" &&
+	test_json "$OUT/r.json" ".exact == true" "[.repos[].repo] == [\".\", \"lib\", \"lib/in\"]" &&
+	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test "$(cat lib/in/made)" = made
+'
+
 test_done
