@@ -422,4 +422,24 @@ test_expect_success TMUX 'wider, the same screen uses the room: 120x40' '
 	tui_joined | grep -E "it continues in a new session ([0-9a-f-]{36}): claude --resume=\1 "
 '
 
+
+test_expect_success TMUX 'Enter on a checkpoint of a tree with a submodule: each list says which submodules changed inside' '
+	mkdir "$TRASH_DIRECTORY/subs.lib" && (cd "$TRASH_DIRECTORY/subs.lib" && git init -q && echo l1 >l && git add l && test_tick && git commit -qm l) &&
+	mkdir "$TRASH_DIRECTORY/subs" && cd "$TRASH_DIRECTORY/subs" && git init -q &&
+	echo a >a && git add a && test_tick && git commit -qm a &&
+	git -c protocol.file.allow=always submodule add -q "$TRASH_DIRECTORY/subs.lib" lib && test_tick && git commit -qm lib &&
+	git venom-checkpoint --agent a1 --reason turn_start >/dev/null &&
+	echo l2 >lib/l &&
+	git venom-checkpoint --agent a1 --reason turn_end >/dev/null &&
+	echo l3 >lib/l && echo a2 >a &&
+	test_when_finished tui_stop &&
+	tui_start &&
+	tui_wait "› a1 " && tui_keys Enter && tui_wait "k1    turn_start" &&
+	tui_keys Enter &&
+	tui_wait "k2 → the files now: 1 file, and files inside submodule lib" &&
+	tui_screen >"$TUI_DIR/diff" &&
+	grep "^since k1: 0 files, and files inside submodule lib$" "$TUI_DIR/diff" &&
+	grep "^› modify +1 -1 *a$" "$TUI_DIR/diff"
+'
+
 test_done

@@ -18,6 +18,7 @@ type diffPart struct {
 	from, to string // commits or trees, for the patch
 	label    string
 	files    []checkpoint.FileDiff
+	subs     []string // submodules whose files changed too (checkpoint.ChangedSubmodules)
 	loaded   bool
 	err      error
 }
@@ -64,6 +65,9 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 		from, label := checkpoint.Since(a, sv)
 		p := diffPart{from: from, to: sv.Rec.Repos[0].Commit, label: "since " + label, loaded: true}
 		p.files, p.err = t.TreeDiff(ctx, p.from, p.to)
+		if prev := checkpoint.Previous(a, sv); prev != nil {
+			p.subs = checkpoint.ChangedSubmodules(checkpoint.RepoTrees(prev.Rec.Repos), checkpoint.RepoTrees(sv.Rec.Repos))
+		}
 		return partLoaded{0, p}, nil
 	})
 	now := m.run(s, "part", func(ctx context.Context) (any, error) {
@@ -72,12 +76,23 @@ func (s *diffScreen) refresh(m *Model) tea.Cmd {
 			return nil, err
 		}
 		p := diffPart{from: sv.Rec.Repos[0].Commit, label: id + " → the files now", loaded: true}
-		snap, err := t.CurrentTree(ctx)
-		if err != nil {
-			p.err = err
-			return partLoaded{1, p}, nil
+		if len(sv.Rec.Repos) > 1 {
+			// The submodules are captured too, to say which changed.
+			c, err := t.CurrentAll(ctx)
+			if err != nil {
+				p.err = err
+				return partLoaded{1, p}, nil
+			}
+			p.to = string(c.Top().Tree)
+			p.subs = checkpoint.ChangedSubmodules(checkpoint.RepoTrees(sv.Rec.Repos), c.Trees())
+		} else {
+			snap, err := t.CurrentTree(ctx)
+			if err != nil {
+				p.err = err
+				return partLoaded{1, p}, nil
+			}
+			p.to = string(snap.Tree)
 		}
-		p.to = string(snap.Tree)
 		p.files, p.err = t.TreeDiff(ctx, p.from, p.to)
 		return partLoaded{1, p}, nil
 	})
@@ -165,6 +180,11 @@ func (s *diffScreen) view(m *Model, w, h int) []string {
 			head += ": " + errText(part.err)
 		default:
 			head += ": " + plural(len(part.files), "file", "files")
+			if len(part.subs) > 0 {
+				// The top's list holds a submodule as its gitlink
+				// alone; `git venom-checkpoint diff -- <sub>` lists it.
+				head += ", and files inside submodule " + strings.Join(quoteAll(part.subs), ", ")
+			}
 		}
 		lines = append(lines, st.bold.Render(head))
 		for _, f := range part.files {
@@ -260,4 +280,13 @@ func (s *patchScreen) view(m *Model, w, h int) []string {
 		lines = append(fit(lines, w, vh), m.app.st.dim.Render(s.note))
 	}
 	return lines
+}
+
+// quoteAll is each path as git quotes it.
+func quoteAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = cli.QuotePath(p)
+	}
+	return out
 }
