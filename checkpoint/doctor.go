@@ -270,7 +270,9 @@ func namedByLog(commonDir string, f func(rs journal.RepoState, ref string)) {
 // that keep refs in the same repositories: a submodule's own (checkpoints
 // taken inside it) and, when this is a submodule, its superproject's; a
 // ref one of them names is no orphan (deleting it, as the fix says, would
-// lose that checkpoint once a gc ran).
+// lose that checkpoint once a gc ran). Nor is a submodule's ref that a
+// record names for a submodule no longer at its path: a submodule moved
+// with git mv keeps its git dir, so its refs are at its new path.
 func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, fix string, err error) {
 	top := &doctorRepo{rel: TopRepo, git: t.Repo, named: map[string]bool{}}
 	if top.have, err = t.Repo.ResolveRefs(ctx, refs.Prefix); err != nil {
@@ -313,6 +315,10 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 	}
 	walk(t.Repo, TopRepo)
 	var gone, moved, tooMany []string
+	// The refs of records whose submodule is no longer at its path: moved
+	// (git mv keeps its git dir), it is at another path now, where its
+	// refs are no orphans.
+	unplaced := map[string]bool{}
 	for _, a := range st.Agents {
 		n := 0
 		for _, s := range a.Checkpoints {
@@ -322,6 +328,8 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 				if i > 0 {
 					if d := sub(rs); d != nil {
 						d.named[ref] = true
+					} else {
+						unplaced[ref] = true
 					}
 				}
 			}
@@ -380,7 +388,7 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 	for _, d := range repos {
 		count += len(d.have)
 		for ref := range d.have {
-			if !d.named[ref] {
+			if !d.named[ref] && (d.rel == TopRepo || !unplaced[ref]) {
 				if d.rel == TopRepo {
 					orphans = append(orphans, ref)
 				} else {

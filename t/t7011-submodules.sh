@@ -381,4 +381,18 @@ test_expect_success 'a submodule deinited since a checkpoint that holds edits in
 	test "$(cat lib/l)" = "l2 (the agent'"'"'s)" && test "$(cat lib/in/made)" = made
 '
 
+
+test_expect_success 'doctor calls no ref of a submodule moved with git mv an orphan: an older checkpoint still needs it' '
+	sub_repo moved &&
+	K1=$(ts) &&
+	git mv lib lib2 &&
+	K2=$(te) &&
+	{ git venom-doctor --json >"$OUT/doctor.json" || true; } &&
+	test_json "$OUT/doctor.json" "[.checks[] | select(.id == \"checkpoints.refs\")][0].message | test(\"no log record names\") | not" &&
+	# a ref no record names in it is still one
+	git -C lib2 update-ref refs/venom/checkpoints/ghost/1 HEAD &&
+	{ git venom-doctor --json >"$OUT/doctor2.json" || true; } &&
+	test_json "$OUT/doctor2.json" "[.checks[] | select(.id == \"checkpoints.refs\")][0].message | test(\"lib2:refs/venom/checkpoints/ghost/1\")"
+'
+
 test_done
