@@ -92,8 +92,14 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 	}
 
 	var open, undo []string
+	var running []string
 	for _, a := range st.Agents {
 		if b := a.OpenRollback; b != nil {
+			if rollbackRunning(t, b.Path) {
+				// Its lock is held: it is running now, not interrupted.
+				running = append(running, fmt.Sprintf("%s to %s (safety %s, in %s)", a.ID, b.Checkpoint, b.Safety, b.Path))
+				continue
+			}
 			open = append(open, fmt.Sprintf("%s to %s (safety %s, in %s)", a.ID, b.Checkpoint, b.Safety, b.Path))
 			dir := ""
 			if b.Path != t.Path() {
@@ -135,6 +141,9 @@ func (t *Tree) Doctor(ctx context.Context) []Check {
 	case len(closed) > 0:
 		add("checkpoints.rollbacks", "warn", "the tree is as the rollback left it when it stopped; to keep it so, take a checkpoint; to get it back as it was, plan the way back to the safety checkpoint and confirm it: "+strings.Join(closedUndo, "; "),
 			"rollback(s) interrupted (failed.rollback_interrupted) and never undone, nothing captured since: %s", strings.Join(closed, "; "))
+	case len(running) > 0:
+		sort.Strings(running)
+		add("checkpoints.rollbacks", "ok", "", "no interrupted rollback; running now: %s", strings.Join(running, "; "))
 	default:
 		add("checkpoints.rollbacks", "ok", "", "no interrupted rollback")
 	}
@@ -185,6 +194,20 @@ func (t *Tree) loadForDoctor() (*journal.State, bool, error) {
 }
 
 // heldLocks names the locks another process holds now.
+// rollbackRunning reports whether a rollback of the tree at path holds
+// its lock now (RollbackLock): an open rollback.started whose lock is
+// free was interrupted (RFC 7.6), one whose lock is held is running.
+func rollbackRunning(t *Tree, path string) bool {
+	l, err := journal.TryLock(t.Log.LockPath(RollbackLock(path)), true)
+	if errors.Is(err, journal.ErrLocked) {
+		return true
+	}
+	if err == nil {
+		l.Unlock()
+	}
+	return false
+}
+
 func (t *Tree) heldLocks() []string {
 	ents, err := os.ReadDir(filepath.Join(t.Log.Dir, "locks"))
 	if err != nil {

@@ -177,4 +177,27 @@ test_expect_success 'clean refuses an agent whose rollback was interrupted, and 
 	test_json "$OUT/clean2.json" ".agent == \"$AG\""
 '
 
+
+test_expect_success 'a rollback that holds its lock is running, not interrupted: the doctor gives no undo for it' '
+	setup_guarded running &&
+	P=$(plan $K1 | jq -r .plan) &&
+	test_expect_code 137 env GIT_VENOM_TEST_FAILPOINT=rollback.written \
+		git venom-rollback --agent $AG $K1 --plan $P --json >/dev/null 2>&1 &&
+	lock=$(ls .git/venom/locks/rollback-*.lock) || return 1
+	# a process that holds the rollback lock, as the running rollback does
+	perl -MFcntl=:flock -e "open(F, \">>\", \$ARGV[0]) or die; flock(F, LOCK_EX) or die; \$| = 1; print \"held\n\"; sleep 30" "$lock" >"$OUT/held" &
+	holder=$!
+	test -n "$holder" &&
+	test_when_finished "kill $holder 2>/dev/null || :" &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do test -s "$OUT/held" && break; sleep 0.2; done &&
+	test -s "$OUT/held" &&
+	git venom-doctor --json >"$OUT/doctor.json" &&
+	test_json "$OUT/doctor.json" ".checks[] | select(.id == \"checkpoints.rollbacks\") | .level == \"ok\"" \
+		".checks[] | select(.id == \"checkpoints.rollbacks\") | .message | test(\"running now: $AG to $K1\")" &&
+	kill $holder || return 1
+	wait $holder 2>/dev/null
+	git venom-doctor --json >"$OUT/doctor2.json" &&
+	test_json "$OUT/doctor2.json" ".checks[] | select(.id == \"checkpoints.rollbacks\") | .level == \"warn\""
+'
+
 test_done
