@@ -198,7 +198,13 @@ func (t *Tree) loadForDoctor() (*journal.State, bool, error) {
 // its lock now (RollbackLock): an open rollback.started whose lock is
 // free was interrupted (RFC 7.6), one whose lock is held is running.
 func rollbackRunning(t *Tree, path string) bool {
-	l, err := journal.TryLock(t.Log.LockPath(RollbackLock(path)), true)
+	return lockHeld(t.Log.LockPath(RollbackLock(path)))
+}
+
+// lockHeld reports whether a running command holds the lock file at
+// path; it takes and frees the lock when none does.
+func lockHeld(path string) bool {
+	l, err := journal.TryLock(path, true)
 	if errors.Is(err, journal.ErrLocked) {
 		return true
 	}
@@ -215,12 +221,9 @@ func (t *Tree) heldLocks() []string {
 	}
 	var held []string
 	for _, e := range ents {
-		l, err := journal.TryLock(filepath.Join(t.Log.Dir, "locks", e.Name()), true)
-		if errors.Is(err, journal.ErrLocked) {
+		if lockHeld(filepath.Join(t.Log.Dir, "locks", e.Name())) {
 			held = append(held, strings.TrimSuffix(e.Name(), ".lock"))
-			continue
 		}
-		l.Unlock()
 	}
 	return held
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/venom-org/git-venom/checkpoint"
 	"github.com/venom-org/git-venom/internal/cli"
+	"github.com/venom-org/git-venom/internal/planview"
 	"github.com/venom-org/git-venom/journal"
 )
 
@@ -183,7 +184,7 @@ func (s *diffScreen) view(m *Model, w, h int) []string {
 			if len(part.subs) > 0 {
 				// The top's list holds a submodule as its gitlink
 				// alone; `git venom-checkpoint diff -- <sub>` lists it.
-				head += ", and files inside submodule " + strings.Join(quoteAll(part.subs), ", ")
+				head += ", and files inside submodule " + strings.Join(planview.Quotes(part.subs), ", ")
 			}
 		}
 		lines = append(lines, st.bold.Render(head))
@@ -280,13 +281,4 @@ func (s *patchScreen) view(m *Model, w, h int) []string {
 		lines = append(fit(lines, w, vh), m.app.st.dim.Render(s.note))
 	}
 	return lines
-}
-
-// quoteAll is each path as git quotes it.
-func quoteAll(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = cli.QuotePath(p)
-	}
-	return out
 }
