@@ -322,7 +322,9 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 	cmd.Env = disc
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := run(cmd); err != nil {
+	err = run(cmd)
+	envTracer().childCPU(cmd.Args[1:], cmd.ProcessState)
+	if err != nil {
 		s := stderr.String()
 		if strings.Contains(s, "not a git repository") {
 			return nil, ErrNoRepo
@@ -372,9 +374,7 @@ func open(ctx context.Context, dir string, honourEnv bool) (*Repo, error) {
 			return plain, nil
 		}
 	}
-	if os.Getenv("GIT_VENOM_TRACE") != "" {
-		r.trace = &tracer{w: os.Stderr}
-	}
+	r.trace = envTracer()
 	return r, nil
 }
 
@@ -420,7 +420,9 @@ func RunDiscovered(ctx context.Context, dir string, args ...string) ([]byte, err
 	cmd.Env = discoveryEnv(CleanEnv(os.Environ()), true)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := run(cmd); err != nil {
+	err = run(cmd)
+	envTracer().childCPU(args, cmd.ProcessState)
+	if err != nil {
 		if ctx.Err() != nil {
 			return stdout.Bytes(), ctx.Err()
 		}
@@ -519,6 +521,7 @@ func (r *Repo) run(ctx context.Context, o Options, args ...string) ([]byte, erro
 	}
 	r.trace.printf("git %s%s", strings.Join(args, " "), traceEnv(o.Env))
 	err := run(cmd)
+	r.trace.childCPU(args, cmd.ProcessState)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stdout.Bytes(), ctx.Err()
@@ -551,6 +554,59 @@ func (t *tracer) printf(format string, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.w, "venom trace: "+format+"\n", args...)
+}
+
+// stderrTracer is the one tracer of this process: every Repo's, and the
+// git children started before there is a Repo (Open's discovery,
+// RunDiscovered), write through its lock.
+var stderrTracer = &tracer{w: os.Stderr}
+
+// TraceTo sends the trace (GIT_VENOM_TRACE) to w instead of os.Stderr:
+// a command's standard error, where its other output goes.
+func TraceTo(w io.Writer) {
+	stderrTracer.mu.Lock()
+	defer stderrTracer.mu.Unlock()
+	stderrTracer.w = w
+}
+
+// envTracer is stderrTracer when GIT_VENOM_TRACE is set, else nil.
+func envTracer() *tracer {
+	if os.Getenv("GIT_VENOM_TRACE") == "" {
+		return nil
+	}
+	return stderrTracer
+}
+
+// childCPU writes, once git child args has ended, the CPU time (user
+// plus system, in ms, from its rusage) it used: "venom trace: CPU of git
+// <subcommand>: <ms> ms". A run's lines add up to the children's part of
+// the last line (traceCPU in internal/cli), and tell where a command's
+// CPU goes without a wrapper around git, which would add its own start to
+// every child (bench/README.md, Profiling). Nothing when st is nil: the
+// child never started.
+func (t *tracer) childCPU(args []string, st *os.ProcessState) {
+	if t == nil || st == nil {
+		return
+	}
+	cpu := st.UserTime() + st.SystemTime()
+	t.printf("CPU of git %s: %.2f ms", Subcommand(args), float64(cpu.Microseconds())/1000)
+}
+
+// Subcommand is the git command args run ("status" for
+// `-c core.quotePath=false status -z`): the first argument that is not
+// an option of git itself, the value of a -c included; "" when there is
+// none.
+func Subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c" || a == "-C":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 func traceEnv(env []string) string {

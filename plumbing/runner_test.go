@@ -131,6 +131,26 @@ func TestShortArgv(t *testing.T) {
 	}
 }
 
+// TestSubcommand: the git command of an argv is its first word that is
+// no option of git itself; -c and -C take the next word with them.
+func TestSubcommand(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "-z"}, "status"},
+		{[]string{"-c", "core.ignoreStat=false", "rev-parse", "HEAD"}, "rev-parse"},
+		{[]string{"-c", "status", "-C", "dir", "--no-pager", "cat-file", "-p"}, "cat-file"},
+		{[]string{"-c", "a=b"}, ""},
+		{nil, ""},
+	} {
+		if got := plumbing.Subcommand(c.args); got != c.want {
+			t.Errorf("Subcommand(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
 // TestTracksBelowPrefix: a directory holds tracked paths when the index
 // tracks a path below it at any depth, or a gitlink at it; an untracked
 // or ignored folder does not (issue 13 item 14). The index cache answers

@@ -12,6 +12,7 @@ import (
 	"github.com/venom-org/git-venom/internal/cli"
 	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/journal"
+	"github.com/venom-org/git-venom/plumbing"
 )
 
 // These tests run cli.Main in the test process from a chosen directory, so
@@ -171,5 +172,42 @@ func TestTraceCPU(t *testing.T) {
 	}
 	if own < 0 || kids <= 0 {
 		t.Errorf("CPU line %q: venom %v ms, children %v ms", last, own, kids)
+	}
+	// Each git child's own CPU line follows its start line, the same
+	// command named, and they add up to no more than the children's
+	// total (which also counts the test's own git children before).
+	started, ended := map[string]int{}, map[string]int{}
+	var sum float64
+	for _, l := range lines {
+		if args, ok := strings.CutPrefix(l, "venom trace: git "); ok {
+			started[plumbing.Subcommand(strings.Fields(args))]++
+			continue
+		}
+		rest, ok := strings.CutPrefix(l, "venom trace: CPU of git ")
+		if !ok {
+			continue
+		}
+		name, v, _ := strings.Cut(rest, ": ")
+		var ms float64
+		if n, err := fmt.Sscanf(v, "%f ms", &ms); n != 1 || err != nil || ms < 0 {
+			t.Fatalf("child CPU line %q (%v)", l, err)
+		}
+		if ended[name]++; ended[name] > started[name] && name != "rev-parse" && name != "config" {
+			t.Errorf("%q ends a git %s that no trace line started", l, name)
+		}
+		sum += ms
+	}
+	// Discovery (rev-parse) and the settings (config) start before there
+	// is a repository to trace them: their ends are the only lines.
+	if ended["rev-parse"] < started["rev-parse"]+1 || ended["config"] != started["config"]+1 {
+		t.Errorf("discovery and settings children: started %v, ended %v", started, ended)
+	}
+	for name, n := range started {
+		if ended[name] < n {
+			t.Errorf("git %s: %d started, %d CPU lines", name, n, ended[name])
+		}
+	}
+	if sum <= 0 || sum > kids+0.01*float64(len(lines)) {
+		t.Errorf("children's CPU lines add up to %.2f ms, their total is %.2f ms", sum, kids)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/venom-org/git-venom/internal/rfcerr"
+	"github.com/venom-org/git-venom/plumbing"
 )
 
 // IO is where a command reads and writes; tests pass buffers.
@@ -94,6 +95,7 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 	}
 	tuneGC()
 	if os.Getenv("GIT_VENOM_TRACE") != "" {
+		plumbing.TraceTo(errw)
 		defer traceCPU(errw)
 	}
 	// A hang-up (a closed terminal, a harness ending its hook's session)

@@ -94,19 +94,26 @@ func commandIn(dir string, stdin []byte, args ...string) func() (outcome, error)
 // (nil: none); stdout is returned, stderr goes into the error.
 func process(dir string, env []string, stdin []byte, name string, args ...string) func() (outcome, error) {
 	return func() (outcome, error) {
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		cmd.Env = append(append([]string(nil), childEnv...), env...)
-		if stdin != nil {
-			cmd.Stdin = bytes.NewReader(stdin)
-		}
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return outcome{}, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-		}
-		return outcome{out: out.Bytes(), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+		o, _, err := processStderr(dir, env, stdin, name, args...)
+		return o, err
 	}
+}
+
+// processStderr runs name as process does, once, and returns its stderr
+// too (a run with GIT_VENOM_TRACE=1 writes its trace there).
+func processStderr(dir string, env []string, stdin []byte, name string, args ...string) (outcome, []byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), childEnv...), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return outcome{}, nil, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return outcome{out: out.Bytes(), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, errb.Bytes(), nil
 }
 
 // sequence runs steps one after another as one timed run: their CPU times

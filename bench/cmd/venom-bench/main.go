@@ -209,7 +209,7 @@ func run(o *options, w io.Writer) error {
 				fmt.Fprintf(w, "  %-36s %10s %10s  (95th percentile of %d runs, venom wall; the baseline's %s)\n", "",
 					fmtDur(p95(r.venom.wall)), "", len(r.venom.wall), fmtDur(p95(r.bases[0].wall)))
 			}
-			for _, l := range strings.Split(c.note, "\n") {
+			for _, l := range strings.Split(r.where+c.note, "\n") {
 				if l != "" {
 					fmt.Fprintf(w, "    %s\n", l)
 				}

@@ -15,6 +15,10 @@ type side struct {
 	prepare func(run int) error     // may be nil
 	run     func() (outcome, error) // timed
 	check   func(out []byte) error  // may be nil
+	// traced, when set, is run as run is, with GIT_VENOM_TRACE=1, and
+	// returns the trace (stderr) too: for a row that explains where its
+	// CPU goes (benchCase.explain).
+	traced func() (outcome, []byte, error)
 }
 
 // baseline is a side venom is held to, with the target for venom's CPU
@@ -46,6 +50,11 @@ type benchCase struct {
 	// note, when set, is printed under the row: where its cost goes,
 	// when that is what the row is read for.
 	note string
+	// explain: after the timed runs, venom's side runs once more, untimed
+	// and traced (side.traced), and the row says where that run's CPU
+	// went (result.where): venom's own process, git's dispatcher, and
+	// each git child by command.
+	explain bool
 }
 
 // outcome is what a timed run gave: its stdout and the CPU time (user and
@@ -76,6 +85,7 @@ type result struct {
 	c     *benchCase
 	venom samples
 	bases []samples
+	where string // the traced run's breakdown (benchCase.explain); "" if none
 }
 
 // line is one venom-against-baseline comparison of a row, as printed.
@@ -194,6 +204,28 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 				}
 			}
 		}
+	}
+	if c.explain && c.venom.traced != nil {
+		runs++
+		if c.venom.prepare != nil {
+			if err := c.venom.prepare(runs); err != nil {
+				return res, fmt.Errorf("%s: preparing the traced run: %w", c.name, err)
+			}
+		}
+		o, trace, err := c.venom.traced()
+		if err != nil {
+			return res, fmt.Errorf("%s: the traced run: %w", c.name, err)
+		}
+		if c.venom.check != nil {
+			if err := c.venom.check(o.out); err != nil {
+				return res, fmt.Errorf("%s: the traced run gave a wrong result: %w", c.name, err)
+			}
+		}
+		b, err := parseTrace(trace)
+		if err != nil {
+			return res, fmt.Errorf("%s: the traced run: %w", c.name, err)
+		}
+		res.where = b.explain(o.cpu)
 	}
 	if verbose {
 		fmt.Fprintf(os.Stderr, "  %s\n    venom       %v\n    venom cpu   %v\n", c.name, ms(res.venom.wall), ms(res.venom.cpu))

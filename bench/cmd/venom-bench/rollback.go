@@ -79,6 +79,10 @@ func rollbackSide(t *tree, agent string, change func(run int) error, check func(
 		run: func() (outcome, error) {
 			return command(t.dir, "venom-rollback", "--agent", agent, k, "--restore", "files", "--plan", plan, "--json")()
 		},
+		traced: func() (outcome, []byte, error) {
+			return processStderr(t.dir, []string{"GIT_VENOM_TRACE=1"}, nil, "git",
+				"venom-rollback", "--agent", agent, k, "--restore", "files", "--plan", plan, "--json")
+		},
 		check: func(out []byte) error {
 			if err := exactRollback(out); err != nil {
 				return err
@@ -130,25 +134,25 @@ func rollbackRow(n int) caseFunc {
 			c.maxReps = 5
 		}
 		if t.small {
-			c.note = smallRollbackNote
+			c.note, c.explain = smallRollbackNote, true
 		}
 		return c, nil
 	}
 }
 
-// smallRollbackNote says where a rollback of 10 paths on the small tree
-// spends what the two walks and the checkout do not (issue 16; measured
-// with GIT_VENOM_TRACE=1 and each child's CPU, bench/README.md).
-const smallRollbackNote = "what venom pays beyond the baseline here: 16-17 small git children at 1-3 ms of CPU each (one of\n" +
-	"them the checkout-index), nearly all of it git's start, and its own ~10 ms: bench/README.md,\n" +
-	"\"A rollback of 10 paths on a 4.8k-file tree\"\n"
+// smallRollbackNote follows the traced run's breakdown (explain) of a
+// rollback of 10 paths on the small tree: what the children beyond the
+// baseline's are for (issue 16; bench/README.md).
+const smallRollbackNote = "beyond the baseline's two walks and checkout: about 15 small git children at 1-3 ms of CPU each,\n" +
+	"nearly all of it git's start, each answering a question no other can (safety checkpoint, its three\n" +
+	"whole-checks, the writes and their check, the verification's commit and ref), and venom's own\n" +
+	"process: bench/README.md, \"A rollback of 10 paths on a 4.8k-file tree\"\n"
 
-// deletionsNote says where a rollback of 50,000 deletions spends its CPU
-// (issue 16; measured with GIT_VENOM_CPUPROFILE and each child's CPU,
-// bench/README.md).
-const deletionsNote = "what venom pays beyond the baseline here: two status walks, three whole-checks of the safety\n" +
-	"checkpoint, and per file four lstats and an unlink (issue 13's checks) where rm -rf pays the unlink:\n" +
-	"bench/README.md, \"A rollback of 50,000 deletions on the 100k tree\"\n"
+// deletionsNote follows the traced run's breakdown (explain) of a
+// rollback of 50,000 deletions (issue 16; bench/README.md).
+const deletionsNote = "beyond the baseline's walk and rm -rf: a second status walk, three whole-checks of the safety\n" +
+	"checkpoint (cat-file), and in venom per file four lstats and an unlink (issue 13's checks) where rm -rf\n" +
+	"pays the unlink: bench/README.md, \"A rollback of 50,000 deletions on the 100k tree\"\n"
 
 // rollbackDeletions (issue 16): the turn created o.big new files (in one
 // new directory); the rollback deletes them all. Against one status walk
@@ -163,7 +167,8 @@ func rollbackDeletions(t *tree, o *options) (*benchCase, error) {
 		bases: []baseline{{side: side{label: labelStRm, prepare: f.write, check: check,
 			run: sequence(command(t.dir, statusCmd...), process(t.dir, nil, nil, "rm", "-rf", f.top))},
 			target: 2}},
-		note: deletionsNote,
+		note:    deletionsNote,
+		explain: true,
 		teardown: func() error {
 			if err := f.remove(); err != nil {
 				return err
