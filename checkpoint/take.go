@@ -100,6 +100,15 @@ type TakeOptions struct {
 	// again (RFC 5.1) is told from its ref's value there rather than
 	// read again, a git start saved (issue 16). A ref not in it is read.
 	Refs map[string]plumbing.OID
+	// Like, when set, is another checkpoint of the agent whose commit
+	// serves a repository that is as Like holds it (the same tree, HEAD
+	// and submodules) and that the latest checkpoint's commit does not
+	// serve (RFC 5.1, "the same commit as before"): a rollback's
+	// verification, whose exact tree is its target's, takes the target's
+	// commit, a commit-tree saved (issue 16). Its ref is read with the
+	// latest's, in the child that reads HEAD, and must still name that
+	// commit.
+	Like *journal.Saved
 }
 
 // Result is what Take made or reused: the checkpoint record (RFC 4.2) and
@@ -193,8 +202,12 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		// HEAD, under the locks: a git start saved on every reuse
 		// (issue 16).
 		var read []string
-		if latest != nil && !latest.Pruned && known == nil {
-			read = []string{refs.Checkpoint(o.Agent, latest.N)}
+		if known == nil {
+			for _, s := range []*journal.Saved{latest, o.Like} {
+				if s != nil && !s.Pruned {
+					read = append(read, refs.Checkpoint(o.Agent, s.N))
+				}
+			}
 		}
 		var err error
 		capt, err = t.captureAll(ctx, read)
@@ -202,7 +215,10 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 			return nil, t.fail(o, pre, post, turn, err)
 		}
 		if v := capt.Top().Refs; len(read) > 0 && len(v) == len(read) {
-			known = map[string]plumbing.OID{read[0]: v[0]}
+			known = make(map[string]plumbing.OID, len(read))
+			for i, ref := range read {
+				known[ref] = v[i]
+			}
 		}
 	}
 	at := journal.Timestamp(journal.Now())
@@ -255,7 +271,11 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 				} else if ic := o.IndexCommits[c.Repo]; i > 0 && ic != "" {
 					more = append(more, ic)
 				}
-				if prev := t.unchanged(ctx, latest, c, repos[i], known); prev != "" && len(more) == 0 {
+				prev := t.unchanged(ctx, latest, c, repos[i], known)
+				if prev == "" && o.Like != nil && len(more) == 0 {
+					prev = t.unchanged(ctx, o.Like, c, repos[i], known)
+				}
+				if prev != "" && len(more) == 0 {
 					repos[i].Commit = prev
 				} else {
 					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)

@@ -175,7 +175,8 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// checkpoint has a ref in each).
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
-		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds)}
+		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds),
+		Like:        p.target}
 	// A real capture, one status walk of each repository (issue 13 item
 	// 6): whatever wrote anywhere while the rollback ran is in it, and
 	// makes exact false.

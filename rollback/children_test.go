@@ -17,7 +17,9 @@ import (
 // plan's diffs of S, T and the windows in one diff-tree, which lists
 // what of S HEAD does not hold for the safety checkpoint's checks too;
 // its verification, which finds T's tree, needs no diff-tree to call it
-// exact. The rollback is exact and the files are back.
+// exact, and no commit-tree either: the target's commit, whose ref that
+// same child reads, holds its tree on its HEAD (RFC 5.1). The rollback is
+// exact and the files are back.
 func TestRollbackGitChildren(t *testing.T) {
 	f := newFixture(t, false)
 	r := f.r
@@ -28,7 +30,7 @@ func TestRollbackGitChildren(t *testing.T) {
 		r.Write(p, fmt.Sprintf("one %d\n", i))
 	}
 	p := tracedRollbackOfTwos(t, f, paths)
-	var refReads, diffs []string
+	var refReads, diffs, commits []string
 	for _, l := range strings.Split(p.stderr, "\n") {
 		args, ok := strings.CutPrefix(l, "venom trace: git ")
 		if !ok {
@@ -36,6 +38,8 @@ func TestRollbackGitChildren(t *testing.T) {
 		}
 		f := strings.Fields(args)
 		switch {
+		case f[0] == "commit-tree":
+			commits = append(commits, args)
 		case f[0] == "rev-parse" && strings.Contains(args, "refs/venom/checkpoints/"):
 			refReads = append(refReads, args)
 		case f[0] == "diff-tree":
@@ -44,11 +48,20 @@ func TestRollbackGitChildren(t *testing.T) {
 	}
 	// S's read of HEAD reads k1 and k2; the verification's, the safety
 	// checkpoint k3 (the latest then, whose commit an unchanged
-	// repository would get again: RFC 5.1). No child reads a ref alone.
+	// repository would get again: RFC 5.1) and the target k1 (whose
+	// commit serves a tree as k1 holds it). No child reads a ref alone.
 	if len(refReads) != 2 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
-		!strings.Contains(refReads[1], f.ref("k3")+"^{commit}") ||
+		!strings.Contains(refReads[1], f.ref("k3")+"^{commit}") || !strings.Contains(refReads[1], f.ref("k1")+"^{commit}") ||
 		!strings.Contains(refReads[0], "HEAD^{tree}") || !strings.Contains(refReads[1], "HEAD^{tree}") {
-		t.Errorf("the checkpoint refs read by %d children, want two, S's read of HEAD for k1 and k2 and the verification's for k3:\n%s", len(refReads), strings.Join(refReads, "\n"))
+		t.Errorf("the checkpoint refs read by %d children, want two, S's read of HEAD for k1 and k2 and the verification's for k3 and k1:\n%s", len(refReads), strings.Join(refReads, "\n"))
+	}
+	// The verification k4 holds T's tree on T's HEAD: k1's commit, no
+	// commit made (the safety checkpoint k3 reuses k2's).
+	if len(commits) != 0 {
+		t.Errorf("%d commit-tree children, want none:\n%s", len(commits), strings.Join(commits, "\n"))
+	}
+	if k4, k1 := f.r.Git("rev-parse", f.ref("k4")), f.r.Git("rev-parse", f.ref("k1")); k4 != k1 {
+		t.Errorf("the verification k4 is commit %s, want k1's %s", k4, k1)
 	}
 	stdin := 0
 	for _, d := range diffs {
