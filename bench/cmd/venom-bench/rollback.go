@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // turnCheckpoint takes a checkpoint of agent with reason (untimed) and
@@ -73,8 +74,17 @@ func rollbackSide(t *tree, agent string, change func(run int) error, check func(
 			if _, err := turnCheckpoint(t.dir, agent, "turn_end"); err != nil {
 				return err
 			}
-			plan, err = planTo(t.dir, agent, k)
-			return err
+			if plan, err = planTo(t.dir, agent, k); err != nil {
+				return err
+			}
+			// A person reads the plan before the rollback: the run
+			// starts past the window in which a file's last change is
+			// too near the rollback's capture for its lstat alone to
+			// prove the capture read it as it is (rollback/writes.go,
+			// recentTo: 100 ms), where it reads each such file twice
+			// more (bench/README.md, "A rollback of 10 paths").
+			time.Sleep(racyPause)
+			return nil
 		},
 		run: func() (outcome, error) {
 			return command(t.dir, "venom-rollback", "--agent", agent, k, "--restore", "files", "--plan", plan, "--json")()
@@ -91,6 +101,10 @@ func rollbackSide(t *tree, agent string, change func(run int) error, check func(
 		},
 	}
 }
+
+// racyPause is how long a rollback row waits between the plan and the
+// rollback: more than the 100 ms of rollback/writes.go's recentTo.
+const racyPause = 150 * time.Millisecond
 
 // checkoutPaths is `git checkout HEAD -- <paths>`, the paths given on stdin.
 func checkoutPaths(t *tree, paths []string) func() (outcome, error) {
