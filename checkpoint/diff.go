@@ -99,7 +99,7 @@ func (t *Tree) CurrentAllReading(ctx context.Context, refs ...string) (*Capture,
 // rollback checks each submodule's ref of its target (RFC 7.1 item 1,
 // issue 18).
 func (t *Tree) CurrentAllReadingIn(ctx context.Context, refs, subRefs []string) (*Capture, error) {
-	c, err := t.captureAllReading(ctx, refs, subRefs)
+	c, err := t.captureAllReading(ctx, refs, subRefs, nil)
 	if err != nil {
 		return nil, classify(t, err)
 	}

@@ -99,20 +99,21 @@ func (t *Tree) captureOptions() plumbing.CaptureOptions {
 // repository (the top's does not look inside the submodules). Errors are
 // plumbing's, wrapped in a *RepoError naming the repository.
 func (t *Tree) CaptureAll(ctx context.Context) (*Capture, error) {
-	return t.captureAll(ctx, nil)
+	return t.captureAll(ctx, nil, nil)
 }
 
 // captureAll is CaptureAll, reading the commits of refs of the top
 // repository with its HEAD (plumbing.CaptureOptions.Refs).
-func (t *Tree) captureAll(ctx context.Context, refs []string) (*Capture, error) {
-	return t.captureAllReading(ctx, refs, nil)
+func (t *Tree) captureAll(ctx context.Context, refs []string, head *plumbing.HeadHint) (*Capture, error) {
+	return t.captureAllReading(ctx, refs, nil, head)
 }
 
 // captureAllReading is captureAll, reading subRefs in each submodule
-// too (their Snapshot.Refs).
-func (t *Tree) captureAllReading(ctx context.Context, refs, subRefs []string) (*Capture, error) {
+// too (their Snapshot.Refs); head is the top repository's HEAD as the
+// caller expects it (plumbing.CaptureOptions.Head; nil: none).
+func (t *Tree) captureAllReading(ctx context.Context, refs, subRefs []string, head *plumbing.HeadHint) (*Capture, error) {
 	c := &Capture{}
-	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo, refs, subRefs); err != nil {
+	if _, err := t.captureRepo(ctx, c, TopRepo, t.Repo, refs, subRefs, head); err != nil {
 		return nil, err
 	}
 	rest := c.Repos[1:]
@@ -123,9 +124,9 @@ func (t *Tree) captureAllReading(ctx context.Context, refs, subRefs []string) (*
 // captureRepo captures r, the repository at rel, into c, reading refs
 // with its HEAD, then its submodules, reading subRefs; it reports whether
 // anything in r or below it is dirty.
-func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo, refs, subRefs []string) (bool, error) {
+func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumbing.Repo, refs, subRefs []string, head *plumbing.HeadHint) (bool, error) {
 	o := t.captureOptions()
-	o.Refs = refs
+	o.Refs, o.Head = refs, head
 	snap, err := r.Capture(ctx, o)
 	if err != nil {
 		return false, &RepoError{Repo: rel, Err: err}
@@ -148,7 +149,7 @@ func (t *Tree) captureRepo(ctx context.Context, c *Capture, rel string, r *plumb
 		if rel != TopRepo {
 			subRel = path.Join(rel, p)
 		}
-		d, err := t.captureRepo(ctx, c, subRel, sub, subRefs, subRefs)
+		d, err := t.captureRepo(ctx, c, subRel, sub, subRefs, subRefs, nil)
 		if err != nil {
 			return false, err
 		}

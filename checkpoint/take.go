@@ -99,7 +99,14 @@ type TakeOptions struct {
 	// (FindReading): whether the latest checkpoint's commit may serve
 	// again (RFC 5.1) is told from its ref's value there rather than
 	// read again, a git start saved (issue 16). A ref not in it is read.
+	// A rollback's verification gives the refs it read or made itself
+	// under its locks: the safety checkpoint's and the target's (Like).
 	Refs map[string]plumbing.OID
+	// Head, when set, is the top repository's HEAD as the caller read it
+	// in this command under its locks: the capture takes it where its
+	// walk finds HEAD there (plumbing.CaptureOptions.Head), with no child
+	// of its own to read it (issue 16).
+	Head *plumbing.HeadHint
 	// Like, when set, is another checkpoint of the agent whose commit
 	// serves a repository that is as Like holds it (the same tree, HEAD
 	// and submodules) and that the latest checkpoint's commit does not
@@ -210,7 +217,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 			}
 		}
 		var err error
-		capt, err = t.captureAll(ctx, read)
+		capt, err = t.captureAll(ctx, read, o.Head)
 		if err != nil {
 			return nil, t.fail(o, pre, post, turn, err)
 		}

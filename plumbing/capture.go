@@ -89,6 +89,22 @@ type CaptureOptions struct {
 	// in the child that reads HEAD (Snapshot.Refs): a rollback's check of
 	// its target's ref, with no git start of its own (issue 16).
 	Refs []string
+	// Head, when set, is HEAD as the caller read it in this same command
+	// and expects it still (a rollback's verification, issue 16): the
+	// walk says where HEAD is (`status --branch`), with no child of its
+	// own to read it, and only where the walk finds HEAD elsewhere does
+	// a child read it, after the walk. Refs are then not read, and the
+	// kept stage's memo is not taken (whether its tree is still there is
+	// what that child would ask). A hint of a detached or unborn HEAD is
+	// not taken.
+	Head *HeadHint
+}
+
+// HeadHint is HEAD as a caller read it: the commit, its tree and the
+// branch it is on (CaptureOptions.Head).
+type HeadHint struct {
+	Head, Tree OID
+	Branch     string
 }
 
 // TooLargeError is a capture whose new and changed files together pass
@@ -408,8 +424,14 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		memo = kept.Memo.Tree
 	}
 	var memoThere bool
-	h, err := r.headState(ctx, true, memo, o.Refs)
-	if err != nil {
+	var h headAnswer
+	hint := o.Head
+	if hint != nil && (hint.Head == "" || hint.Tree == "" || hint.Branch == "") {
+		hint = nil
+	}
+	if hint != nil {
+		h = headAnswer{head: hint.Head, tree: hint.Tree, branch: hint.Branch}
+	} else if h, err = r.headState(ctx, true, memo, o.Refs); err != nil {
 		return nil, err
 	}
 	snap.Head, snap.Branch, headTree, memoThere, snap.Refs = h.head, h.branch, h.tree, h.there, h.refs
@@ -497,16 +519,25 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	}
 	r.progress("capture.walk", 0, 0)
 	// walk runs status; rewritten says that it replaced the private index.
+	args := []string{"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all", ignoreSubs}
+	if hint != nil {
+		// Where HEAD is, read as the walk begins (no ahead/behind counts:
+		// no walk of history).
+		args = append(args, "--branch", "--no-ahead-behind")
+	}
+	// walkHead is HEAD as the last walk read it (hint only).
+	var walkHead, walkBranch string
 	walk := func() (status []Status, rewritten bool, err error) {
 		before, _ := os.Stat(idx)
-		out, err := r.Run(ctx, Options{Env: stEnv},
-			"status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=all",
-			ignoreSubs)
+		out, err := r.Run(ctx, Options{Env: stEnv}, args...)
 		if err != nil {
 			return nil, false, &walkError{err}
 		}
 		after, err := os.Stat(idx)
 		rewritten = err == nil && (before == nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()))
+		if hint != nil {
+			walkHead, walkBranch = StatusBranch(out)
+		}
 		status, err = ParseStatusV2(out)
 		return status, rewritten, err
 	}
@@ -542,6 +573,16 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	failpoint.Hit("capture.status-done")
 	if err != nil {
 		return nil, err
+	}
+	if hint != nil && (walkHead != string(hint.Head) || walkBranch != hint.Branch) {
+		// HEAD is not where the caller left it (a commit or a checkout
+		// beside the command): read as without a hint, now.
+		r.trace.printf("capture: HEAD is not where the caller read it (%s on %q); read again", walkHead, walkBranch)
+		if h, err = r.headState(ctx, true, "", nil); err != nil {
+			return nil, err
+		}
+		snap.Head, snap.Branch, snap.HeadTree = h.head, h.branch, h.tree
+		headTree = h.tree
 	}
 	if keyed {
 		// The status index for the captures of this index to come: this

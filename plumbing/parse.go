@@ -91,6 +91,27 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 	return res, nil
 }
 
+// StatusBranch returns the commit and the branch the header of `git
+// status --porcelain=v2 -z --branch` names (`# branch.oid`, `# branch.head`),
+// as they are written: "(initial)" for an unborn HEAD, "(detached)" for a
+// detached one; "" for a header that is not there.
+func StatusBranch(out []byte) (oid, branch string) {
+	for len(out) > 0 && out[0] == '#' {
+		i := bytes.IndexByte(out, 0)
+		if i < 0 {
+			break
+		}
+		rec := string(out[:i])
+		out = out[i+1:]
+		if v, ok := strings.CutPrefix(rec, "# branch.oid "); ok {
+			oid = v
+		} else if v, ok := strings.CutPrefix(rec, "# branch.head "); ok {
+			branch = v
+		}
+	}
+	return oid, branch
+}
+
 // IndexEntry is one line of `git ls-files -s -v -z`: Tag is the -v tag
 // ('H' cached, 'S' skip-worktree, lower case for assume-unchanged, ...),
 // Mode the octal mode text, Stage 0-3.

@@ -312,3 +312,25 @@ func FuzzParseDiffTreeRaw(f *testing.F) {
 		_, _ = plumbing.ParseDiffTreeRaw(b)
 	})
 }
+
+// TestStatusBranch: the commit and branch of `status --porcelain=v2 -z
+// --branch`'s header are read as git writes them, its records left alone;
+// output with no header gives "".
+func TestStatusBranch(t *testing.T) {
+	out := []byte("# branch.oid 0123456789abcdef0123456789abcdef01234567\x00# branch.head topic/x y\x00" +
+		"# branch.upstream origin/topic\x00# branch.ab +? -?\x00? new.txt\x00")
+	oid, branch := plumbing.StatusBranch(out)
+	if oid != "0123456789abcdef0123456789abcdef01234567" || branch != "topic/x y" {
+		t.Errorf("StatusBranch = %q, %q", oid, branch)
+	}
+	if oid, branch := plumbing.StatusBranch([]byte("# branch.oid (initial)\x00# branch.head (detached)\x00")); oid != "(initial)" || branch != "(detached)" {
+		t.Errorf("StatusBranch of an unborn, detached HEAD = %q, %q", oid, branch)
+	}
+	if oid, branch := plumbing.StatusBranch([]byte("? a\x00# branch.oid x\x00")); oid != "" || branch != "" {
+		t.Errorf("StatusBranch read a header after a record: %q, %q", oid, branch)
+	}
+	st, err := plumbing.ParseStatusV2(out)
+	if err != nil || len(st) != 1 || st[0].Path != "new.txt" {
+		t.Errorf("ParseStatusV2 of the same output: %+v, %v", st, err)
+	}
+}

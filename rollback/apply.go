@@ -15,6 +15,7 @@ import (
 	"github.com/venom-org/git-venom/internal/rfcerr"
 	"github.com/venom-org/git-venom/journal"
 	"github.com/venom-org/git-venom/plumbing"
+	"github.com/venom-org/git-venom/refs"
 )
 
 // apply is RFC 7.4 steps 2 to 7 for a checked plan. The caller holds the
@@ -176,7 +177,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	var after *checkpoint.Result
 	tho := checkpoint.TakeOptions{Agent: a.ID, Reason: checkpoint.ReasonRollback, Locked: true,
 		ThroughTurn: ptrOf(res.Conversation.ThroughTurn, through, res.Conversation.Rewinds),
-		Like:        p.target}
+		Like:        p.target, Refs: p.verificationRefs(safety), Head: p.verificationHead()}
 	// A real capture, one status walk of each repository (issue 13 item
 	// 6): whatever wrote anywhere while the rollback ran is in it, and
 	// makes exact false.
@@ -293,6 +294,36 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	}
 	res.DryRun = false
 	return &res, nil
+}
+
+// verificationRefs are the refs of the top repository the verification
+// may take a commit from (RFC 5.1), as this command read or made them
+// under the locks it still holds: the safety checkpoint's, the latest
+// now, and the target's (TakeOptions.Like). Nothing else writes an
+// agent's refs under its lock; a ref missing here is read.
+func (p *plan) verificationRefs(safety *checkpoint.Result) map[string]plumbing.OID {
+	known := map[string]plumbing.OID{}
+	tref := refs.Checkpoint(p.agent.ID, p.target.N)
+	if v, ok := p.refs[tref]; ok && v != "" {
+		known[tref] = v
+	}
+	if n, err := refs.ParseID(safety.Checkpoint.Checkpoint); err == nil {
+		if rs := safety.Checkpoint.RepoEntry(checkpoint.TopRepo); rs != nil && rs.Commit != "" {
+			known[refs.Checkpoint(p.agent.ID, n)] = plumbing.OID(rs.Commit)
+		}
+	}
+	return known
+}
+
+// verificationHead is HEAD as the verification expects it where the
+// rollback leaves it as S found it (no HEAD move): the capture's walk
+// confirms it, with no child of its own to read it (issue 16). nil where
+// HEAD moves.
+func (p *plan) verificationHead() *plumbing.HeadHint {
+	if p.headMove {
+		return nil
+	}
+	return &plumbing.HeadHint{Head: p.snap.Head, Tree: p.snap.HeadTree, Branch: p.snap.Branch}
 }
 
 // endRefused ends a rollback whose conversation step failed (RFC 7.4 step

@@ -17,9 +17,12 @@ import (
 // plan's diffs of S, T and the windows in one diff-tree, which lists
 // what of S HEAD does not hold for the safety checkpoint's checks too;
 // its verification, which finds T's tree, needs no diff-tree to call it
-// exact, and no commit-tree either: the target's commit, whose ref that
-// same child reads, holds its tree on its HEAD (RFC 5.1). The rollback is
-// exact and the files are back.
+// exact, and no commit-tree either: the target's commit, whose ref S's
+// child read under the locks it still holds, holds its tree on its HEAD
+// (RFC 5.1); nor a child to read HEAD: its walk says HEAD is where S
+// found it (status --branch), and the refs it may take a commit from are
+// the ones this command read or made. The rollback is exact and the
+// files are back.
 func TestRollbackGitChildren(t *testing.T) {
 	f := newFixture(t, false)
 	r := f.r
@@ -30,30 +33,38 @@ func TestRollbackGitChildren(t *testing.T) {
 		r.Write(p, fmt.Sprintf("one %d\n", i))
 	}
 	p := tracedRollbackOfTwos(t, f, paths)
-	var refReads, diffs, commits []string
+	var refReads, diffs, commits, heads, walks []string
 	for _, l := range strings.Split(p.stderr, "\n") {
 		args, ok := strings.CutPrefix(l, "venom trace: git ")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(args)
+		if f[0] == "rev-parse" || f[0] == "symbolic-ref" {
+			heads = append(heads, args)
+		}
 		switch {
 		case f[0] == "commit-tree":
 			commits = append(commits, args)
+		case f[0] == "status":
+			walks = append(walks, args)
 		case f[0] == "rev-parse" && strings.Contains(args, "refs/venom/checkpoints/"):
 			refReads = append(refReads, args)
 		case f[0] == "diff-tree":
 			diffs = append(diffs, args)
 		}
 	}
-	// S's read of HEAD reads k1 and k2; the verification's, the safety
-	// checkpoint k3 (the latest then, whose commit an unchanged
-	// repository would get again: RFC 5.1) and the target k1 (whose
-	// commit serves a tree as k1 holds it). No child reads a ref alone.
-	if len(refReads) != 2 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
-		!strings.Contains(refReads[1], f.ref("k3")+"^{commit}") || !strings.Contains(refReads[1], f.ref("k1")+"^{commit}") ||
-		!strings.Contains(refReads[0], "HEAD^{tree}") || !strings.Contains(refReads[1], "HEAD^{tree}") {
-		t.Errorf("the checkpoint refs read by %d children, want two, S's read of HEAD for k1 and k2 and the verification's for k3 and k1:\n%s", len(refReads), strings.Join(refReads, "\n"))
+	// S's read of HEAD reads k1 and k2, and is the only child that reads
+	// HEAD or a ref: the verification's walk reads HEAD (--branch), and
+	// the refs of the safety checkpoint k3 (the latest then, whose commit
+	// an unchanged repository would get again: RFC 5.1) and of the
+	// target k1 (whose commit serves a tree as k1 holds it) are known.
+	if len(refReads) != 1 || len(heads) != 1 || !strings.Contains(refReads[0], f.ref("k1")+"^{commit}") || !strings.Contains(refReads[0], f.ref("k2")+"^{commit}") ||
+		!strings.Contains(refReads[0], "HEAD^{tree}") {
+		t.Errorf("HEAD and the checkpoint refs read by %d children, want S's alone, for k1 and k2:\n%s", len(heads), strings.Join(heads, "\n"))
+	}
+	if len(walks) != 2 || strings.Contains(walks[0], "--branch") || !strings.Contains(walks[1], "--branch") {
+		t.Errorf("the walks, want S's and the verification's, which reads HEAD:\n%s", strings.Join(walks, "\n"))
 	}
 	// The verification k4 holds T's tree on T's HEAD: k1's commit, no
 	// commit made (the safety checkpoint k3 reuses k2's).
@@ -73,6 +84,48 @@ func TestRollbackGitChildren(t *testing.T) {
 	// for the safety checkpoint's checks too.
 	if stdin != 1 || len(diffs) != 1 {
 		t.Errorf("%d diff-tree children (%d --stdin), want the plan's one --stdin alone:\n%s", len(diffs), stdin, strings.Join(diffs, "\n"))
+	}
+}
+
+// TestVerificationFindsHEADMoved: a commit made while the rollback
+// writes (HEAD moves beside it) is what its verification records: its
+// walk finds HEAD elsewhere than S found it, and HEAD is read again, so
+// the rollback checkpoint's commit has the new HEAD for parent and the
+// record names it, on its branch.
+func TestVerificationFindsHEADMoved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "b\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	p := runBin(t, r.Dir, "git-venom-rollback",
+		[]string{"GIT_VENOM_TRACE=1", "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec",
+			"GIT_VENOM_TEST_FAILPOINT_EXEC=git -c user.name=p -c user.email=p@x commit -q --allow-empty -m beside"},
+		append(args, "--plan", plan.Plan)...)
+	out := parseOut(t, p)
+	if p.exit != 0 || out.After == "" {
+		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	moved := strings.TrimSpace(r.Git("rev-parse", "HEAD"))
+	if parent := strings.TrimSpace(r.Git("rev-parse", f.ref(out.After)+"^")); parent != moved {
+		t.Errorf("the verification %s has parent %s, want the commit made beside it, %s", out.After, parent, moved)
+	}
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Agents[f.agent].Checkpoint(out.After)
+	if rec == nil || deref(rec.Rec.Repos[0].Head) != moved || rec.Rec.Repos[0].Branch != "main" {
+		t.Errorf("the verification's record: %+v, want HEAD %s on main", rec, moved)
+	}
+	if !strings.Contains(p.stderr, "venom trace: capture: HEAD is not where the caller read it") {
+		t.Errorf("no trace of HEAD read again:\n%s", p.stderr)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 type cliOut struct {
 	Plan   string `json:"plan"`
 	Safety string `json:"safety"`
+	After  string `json:"after"`
 	Exact  *bool  `json:"exact"`
 	Repos  []struct {
 		Head struct {
