@@ -121,12 +121,15 @@ func (e *TooLargeError) Error() string {
 }
 
 // TmpDir is the worktree's scratch directory for private indexes
-// (DESIGN.md section 2), created on demand.
+// (DESIGN.md section 2), created on demand; once a process, the file
+// system is asked to spread the directories made in it, a rollback's
+// stage and backups, over its block groups (spreadSubdirs).
 func (r *Repo) TmpDir() (string, error) {
 	d := filepath.Join(r.GitDir, "venom", "tmp")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", d, err)
 	}
+	r.spread.Do(func() { spreadSubdirs(d) })
 	return d, nil
 }
 

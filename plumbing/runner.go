@@ -146,8 +146,9 @@ type Repo struct {
 	Prefix string
 
 	baseEnv []string
-	trace   *tracer  // nil: no trace
-	modes   struct { // modesFromDisk's answer
+	trace   *tracer   // nil: no trace
+	spread  sync.Once // TmpDir's spreadSubdirs
+	modes   struct {  // modesFromDisk's answer
 		once sync.Once
 		ok   bool
 		err  error
