@@ -35,12 +35,19 @@ func spreadSubdirs(dir string) {
 		return
 	}
 	defer f.Close()
-	var flags int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocGetFlags, uintptr(unsafe.Pointer(&flags))); e != 0 || flags&fsTopdirFl != 0 {
+	flags, ok := inodeFlags(f)
+	if !ok || flags&fsTopdirFl != 0 {
 		return
 	}
 	flags |= fsTopdirFl
 	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocSetFlags, uintptr(unsafe.Pointer(&flags)))
+}
+
+// inodeFlags reads f's inode flags (FS_IOC_GETFLAGS); ok is false where
+// the file system keeps none.
+func inodeFlags(f *os.File) (flags int32, ok bool) {
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocGetFlags, uintptr(unsafe.Pointer(&flags)))
+	return flags, e == 0
 }
 
 // topdir reports whether dir has FS_TOPDIR_FL; ok is false where the file
@@ -51,9 +58,6 @@ func topdir(dir string) (set, ok bool) {
 		return false, false
 	}
 	defer f.Close()
-	var flags int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIocGetFlags, uintptr(unsafe.Pointer(&flags))); e != 0 {
-		return false, false
-	}
-	return flags&fsTopdirFl != 0, true
+	flags, ok := inodeFlags(f)
+	return flags&fsTopdirFl != 0, ok
 }
