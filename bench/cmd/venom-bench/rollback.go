@@ -115,8 +115,9 @@ func checkoutPaths(t *tree, paths []string) func() (outcome, error) {
 // rollbackRow (issues 3 and 16): a real `git venom-rollback` of n modified
 // files against `git checkout <commit> -- <paths>` of the same paths (no
 // target: it shows what a rollback's walks cost), and against two status
-// walks plus that checkout (target 1.3x; 1.5x for 10 paths on a tree under
-// 10,000 files): a rollback walks the tree for its safety checkpoint S and
+// walks plus that checkout (target 1.3x, on the small tree too: the
+// owner's word on issue 16, where it asked 1.5x for 10 paths on a tree
+// under 10,000 files): a rollback walks the tree for its safety checkpoint S and
 // for its verification, a full capture, and otherwise should cost what its
 // paths cost. Before every timed run of either side the files get content
 // no run wrote before; the baseline checks them out of HEAD, which holds
@@ -129,10 +130,7 @@ func rollbackRow(n int) caseFunc {
 		}
 		modify := func(run int) error { return e.modify("rollback", run) }
 		check := func([]byte) error { return e.restored() }
-		target := 1.3
-		if n <= 10 && t.files < 10000 {
-			target = 1.5
-		}
+		const target = 1.3
 		c := &benchCase{
 			name:  fmt.Sprintf("rollback of %d paths", len(e.paths)),
 			venom: rollbackSide(t, fmt.Sprintf("rb%d", len(e.paths)), modify, e.restored),
