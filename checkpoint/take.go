@@ -113,8 +113,10 @@ type TakeOptions struct {
 	// serve (RFC 5.1, "the same commit as before"): a rollback's
 	// verification, whose exact tree is its target's, takes the target's
 	// commit, a commit-tree saved (issue 16). Its ref is read with the
-	// latest's, in the child that reads HEAD, and must still name that
-	// commit.
+	// latest's, in the child that reads HEAD (or given in Refs), and must
+	// still name that commit; where git refuses a ref to a commit taken
+	// so (gone since it was read: the ref deleted by hand and a gc), the
+	// checkpoint is made again with commits of its own.
 	Like *journal.Saved
 }
 
@@ -262,15 +264,22 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		gits[i] = c.Git
 	}
 	var made []refSet
+	// fresh: a ref given another checkpoint's commit could not be made
+	// (that commit may be gone: a ref read earlier in this command and
+	// deleted since, and a gc), so every repository gets a commit of its
+	// own from then on.
+	fresh := false
 	for tries := 0; ; tries++ {
 		rec.Checkpoint = refs.ID(n)
 		// RFC 5.1: every repository gets a ref; one unchanged since the
 		// latest checkpoint gets that checkpoint's commit.
 		var err error
+		reused := false
 		made = made[:0]
 		for i, c := range capt.Repos {
 			// Made again on each try: the commit's trailers name the id.
 			repos[i].Commit = ""
+			reused = false
 			{
 				var more []plumbing.OID
 				if i == 0 && o.IndexCommit != "" {
@@ -278,12 +287,14 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 				} else if ic := o.IndexCommits[c.Repo]; i > 0 && ic != "" {
 					more = append(more, ic)
 				}
-				prev := t.unchanged(ctx, latest, c, repos[i], known)
-				if prev == "" && o.Like != nil && len(more) == 0 {
-					prev = t.unchanged(ctx, o.Like, c, repos[i], known)
+				var prev string
+				if !fresh && len(more) == 0 {
+					if prev = t.unchanged(ctx, latest, c, repos[i], known); prev == "" && o.Like != nil {
+						prev = t.unchanged(ctx, o.Like, c, repos[i], known)
+					}
 				}
-				if prev != "" && len(more) == 0 {
-					repos[i].Commit = prev
+				if prev != "" {
+					repos[i].Commit, reused = prev, true
 				} else {
 					commit, cerr := c.Git.CommitTree(ctx, c.Snap.Tree, c.Snap.Head, commitMessage(rec), more...)
 					if cerr != nil {
@@ -305,6 +316,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		if err == nil {
 			break
 		}
+		fresh = fresh || reused
 		// A ref could not be made. If it exists, a log that no longer
 		// names it (deleted, or a crash between ref and record) used this
 		// id; if not, it is most likely behind a stale <ref>.lock, left by

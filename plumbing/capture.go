@@ -95,8 +95,8 @@ type CaptureOptions struct {
 	// own to read it, and only where the walk finds HEAD elsewhere does
 	// a child read it, after the walk. Refs are then not read, and the
 	// kept stage's memo is not taken (whether its tree is still there is
-	// what that child would ask). A hint of a detached or unborn HEAD is
-	// not taken.
+	// what that child would ask). A hint of a detached or unborn HEAD,
+	// or of a branch named "(detached)", is not taken.
 	Head *HeadHint
 }
 
@@ -429,7 +429,10 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	var memoThere bool
 	var h headAnswer
 	hint := o.Head
-	if hint != nil && (hint.Head == "" || hint.Tree == "" || hint.Branch == "") {
+	// status writes "(detached)" for a detached HEAD and for a branch of
+	// that very name: on such a branch, the walk could not tell them
+	// apart.
+	if hint != nil && (hint.Head == "" || hint.Tree == "" || hint.Branch == "" || hint.Branch == "(detached)") {
 		hint = nil
 	}
 	if hint != nil {

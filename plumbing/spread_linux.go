@@ -30,7 +30,9 @@ const (
 // bench/README.md). Where the file system has no such flag, or refuses
 // it, nothing changes: it is a hint, and errors are ignored.
 func spreadSubdirs(dir string) {
-	f, err := os.Open(dir)
+	// Never through a symbolic link: a venom/tmp that is one names a
+	// directory that is not venom's to mark.
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return
 	}

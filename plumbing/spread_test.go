@@ -1,6 +1,8 @@
 package plumbing
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/venom-org/git-venom/internal/gittest"
@@ -33,5 +35,32 @@ func TestTmpDirSpreadsItsDirectories(t *testing.T) {
 			t.Fatal("TmpDir did not mark its directory, which the file system lets mark")
 		}
 		t.Skip("the file system keeps inode flags but not FS_TOPDIR_FL")
+	}
+}
+
+// TestTmpDirMarksNoDirectoryThroughASymlink: a venom/tmp that is a
+// symbolic link to a directory elsewhere leaves that directory unmarked:
+// it is not venom's.
+func TestTmpDirMarksNoDirectoryThroughASymlink(t *testing.T) {
+	r := gittest.New(t)
+	elsewhere := t.TempDir()
+	if _, ok := topdir(elsewhere); !ok {
+		t.Skip("the file system says nothing of inode flags here")
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir, ".git", "venom"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(r.Dir, ".git", "venom", "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := Open(t.Context(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.TmpDir(); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := topdir(elsewhere); set {
+		t.Error("TmpDir marked the directory its symbolic link names")
 	}
 }

@@ -2,6 +2,8 @@ package rollback_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,6 +128,86 @@ func TestVerificationFindsHEADMoved(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr, "venom trace: capture: HEAD is not where the caller read it") {
 		t.Errorf("no trace of HEAD read again:\n%s", p.stderr)
+	}
+}
+
+// TestVerificationOnABranchNamedDetached: on a branch named
+// "(detached)", which status names as it names a detached HEAD, a
+// detach made while the rollback writes is what the verification
+// records: HEAD is read again, not taken from the walk.
+func TestVerificationOnABranchNamedDetached(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	r.Git("checkout", "-q", "-b", "(detached)")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	p := runBin(t, r.Dir, "git-venom-rollback",
+		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=git checkout -q --detach"},
+		append(args, "--plan", plan.Plan)...)
+	out := parseOut(t, p)
+	if p.exit != 0 || out.After == "" {
+		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Agents[f.agent].Checkpoint(out.After)
+	if rec == nil || rec.Rec.Repos[0].Branch != "" {
+		t.Errorf("the verification's record: %+v, want no branch (HEAD detached)", rec)
+	}
+	if v, k1 := strings.TrimSpace(r.Git("rev-parse", f.ref(out.After))), strings.TrimSpace(r.Git("rev-parse", f.ref("k1"))); v == k1 {
+		t.Errorf("the verification took k1's commit %s, which is on the branch, for a detached HEAD", k1)
+	}
+}
+
+// TestVerificationWhenTheTargetsCommitIsGone: the target's ref, read as
+// the rollback began, deleted while it writes and its commit pruned: the
+// verification cannot take that commit (git will not make a ref to an
+// object it lacks), and makes one of its own; it is not lost.
+func TestVerificationWhenTheTargetsCommitIsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Write("b.txt", "b\n")
+	r.Commit("init")
+	r.Write("u.txt", "untracked: only k1's tree holds it\n")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	r.Write("a.txt", "two\n")
+	for _, p := range []string{"b.txt", "u.txt"} {
+		if err := os.Remove(filepath.Join(r.Dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	k1 := strings.TrimSpace(r.Git("rev-parse", f.ref("k1")))
+	k1Tree := strings.TrimSpace(r.Git("rev-parse", f.ref("k1")+"^{tree}"))
+	gone := "git update-ref -d " + f.ref("k1") + " && git reflog expire --expire=now --all && git gc -q --prune=now"
+	p := runBin(t, r.Dir, "git-venom-rollback",
+		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + gone},
+		append(args, "--plan", plan.Plan)...)
+	out := parseOut(t, p)
+	if _, err := r.GitErr("cat-file", "-e", k1); err == nil {
+		t.Fatalf("the simulated gc left k1's commit %s", k1)
+	}
+	if p.exit != 0 || out.After == "" || out.Exact == nil || !*out.Exact {
+		t.Fatalf("rollback: exit %d, no verification or not exact\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	v := strings.TrimSpace(r.Git("rev-parse", f.ref(out.After)))
+	if tree := strings.TrimSpace(r.Git("rev-parse", v+"^{tree}")); v == k1 || tree != k1Tree {
+		t.Errorf("the verification %s is commit %s of tree %s, want a commit of its own of k1's tree %s", out.After, v, tree, k1Tree)
+	}
+	if got := r.Read("u.txt"); got != "untracked: only k1's tree holds it\n" {
+		t.Errorf("u.txt is %q", got)
 	}
 }
 
