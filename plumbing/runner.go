@@ -595,8 +595,8 @@ func (t *tracer) childCPU(args []string, st *os.ProcessState) {
 
 // Subcommand is the git command args run ("status" for
 // `-c core.quotePath=false status -z`): the first argument that is not
-// an option of git itself, the value of a -c included; "" when there is
-// none.
+// an option of git itself, -c and -C taking the argument after them
+// along; "" when there is none.
 func Subcommand(args []string) string {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
