@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/journal"
 )
 
 // TestRollbackGitChildren (issue 16): on a small tree a rollback's cost
@@ -104,25 +105,12 @@ func TestVerificationFindsHEADMoved(t *testing.T) {
 	f.take(checkpoint.ReasonTurnStart) // k1
 	r.Write("a.txt", "two\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	p := runBin(t, r.Dir, "git-venom-rollback",
-		[]string{"GIT_VENOM_TRACE=1", "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec",
-			"GIT_VENOM_TEST_FAILPOINT_EXEC=git -c user.name=p -c user.email=p@x commit -q --allow-empty -m beside"},
-		append(args, "--plan", plan.Plan)...)
-	out := parseOut(t, p)
-	if p.exit != 0 || out.After == "" {
-		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
-	}
+	p, out := rollbackWhileWriting(t, f, "git -c user.name=p -c user.email=p@x commit -q --allow-empty -m beside", "GIT_VENOM_TRACE=1")
 	moved := strings.TrimSpace(r.Git("rev-parse", "HEAD"))
 	if parent := strings.TrimSpace(r.Git("rev-parse", f.ref(out.After)+"^")); parent != moved {
 		t.Errorf("the verification %s has parent %s, want the commit made beside it, %s", out.After, parent, moved)
 	}
-	st, err := f.tree().Log.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := st.Agents[f.agent].Checkpoint(out.After)
+	rec := f.record(out.After)
 	if rec == nil || deref(rec.Rec.Repos[0].Head) != moved || rec.Rec.Repos[0].Branch != "main" {
 		t.Errorf("the verification's record: %+v, want HEAD %s on main", rec, moved)
 	}
@@ -145,20 +133,8 @@ func TestVerificationOnABranchNamedDetached(t *testing.T) {
 	f.take(checkpoint.ReasonTurnStart) // k1
 	r.Write("a.txt", "two\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	p := runBin(t, r.Dir, "git-venom-rollback",
-		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=git checkout -q --detach"},
-		append(args, "--plan", plan.Plan)...)
-	out := parseOut(t, p)
-	if p.exit != 0 || out.After == "" {
-		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
-	}
-	st, err := f.tree().Log.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := st.Agents[f.agent].Checkpoint(out.After)
+	_, out := rollbackWhileWriting(t, f, "git checkout -q --detach")
+	rec := f.record(out.After)
 	if rec == nil || rec.Rec.Repos[0].Branch != "" {
 		t.Errorf("the verification's record: %+v, want no branch (HEAD detached)", rec)
 	}
@@ -187,20 +163,14 @@ func TestVerificationWhenTheTargetsCommitIsGone(t *testing.T) {
 		}
 	}
 	f.take(checkpoint.ReasonTurnEnd) // k2
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
 	k1 := strings.TrimSpace(r.Git("rev-parse", f.ref("k1")))
 	k1Tree := strings.TrimSpace(r.Git("rev-parse", f.ref("k1")+"^{tree}"))
-	gone := "git update-ref -d " + f.ref("k1") + " && git reflog expire --expire=now --all && git gc -q --prune=now"
-	p := runBin(t, r.Dir, "git-venom-rollback",
-		[]string{"GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC=" + gone},
-		append(args, "--plan", plan.Plan)...)
-	out := parseOut(t, p)
+	p, out := rollbackWhileWriting(t, f, "git update-ref -d "+f.ref("k1")+" && git reflog expire --expire=now --all && git gc -q --prune=now")
 	if _, err := r.GitErr("cat-file", "-e", k1); err == nil {
 		t.Fatalf("the simulated gc left k1's commit %s", k1)
 	}
-	if p.exit != 0 || out.After == "" || out.Exact == nil || !*out.Exact {
-		t.Fatalf("rollback: exit %d, no verification or not exact\n%s%s", p.exit, p.stdout, p.stderr)
+	if out.Exact == nil || !*out.Exact {
+		t.Fatalf("rollback not exact\n%s%s", p.stdout, p.stderr)
 	}
 	v := strings.TrimSpace(r.Git("rev-parse", f.ref(out.After)))
 	if tree := strings.TrimSpace(r.Git("rev-parse", v+"^{tree}")); v == k1 || tree != k1Tree {
@@ -209,6 +179,33 @@ func TestVerificationWhenTheTargetsCommitIsGone(t *testing.T) {
 	if got := r.Read("u.txt"); got != "untracked: only k1's tree holds it\n" {
 		t.Errorf("u.txt is %q", got)
 	}
+}
+
+// rollbackWhileWriting plans the rollback of f's agent to k1 (files)
+// and makes it, with env, `sh -c exec` run in the tree as its writes end
+// (the failpoint rollback.written); the test fails unless it ends with a
+// verification checkpoint (after).
+func rollbackWhileWriting(t *testing.T, f *fixture, exec string, env ...string) (procResult, cliOut) {
+	t.Helper()
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, f.r, args)
+	env = append(env, "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+exec)
+	p := runBin(t, f.r.Dir, "git-venom-rollback", env, append(args, "--plan", plan.Plan)...)
+	out := parseOut(t, p)
+	if p.exit != 0 || out.After == "" {
+		t.Fatalf("rollback: exit %d, no verification\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	return p, out
+}
+
+// record is the log's record of checkpoint id of f's agent (nil: none).
+func (f *fixture) record(id string) *journal.Saved {
+	f.t.Helper()
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st.Agents[f.agent].Checkpoint(id)
 }
 
 // TestExactWithALeftPathAtT: a rollback whose verification finds T's very
