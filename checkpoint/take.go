@@ -274,7 +274,7 @@ func (t *Tree) Take(ctx context.Context, o TakeOptions) (*Result, error) {
 		// RFC 5.1: every repository gets a ref; one unchanged since the
 		// latest checkpoint gets that checkpoint's commit.
 		var err error
-		reused := false
+		var reused bool // the last repository's commit was another checkpoint's
 		made = made[:0]
 		for i, c := range capt.Repos {
 			// Made again on each try: the commit's trailers name the id.

@@ -97,12 +97,7 @@ func TestRollbackGitChildren(t *testing.T) {
 // record names it, on its branch.
 func TestVerificationFindsHEADMoved(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("a.txt", "one\n")
-	r.Write("b.txt", "b\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
+	f, r := startedAtK1(t)
 	r.Write("a.txt", "two\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
 	p, out := rollbackWhileWriting(t, f, "git -c user.name=p -c user.email=p@x commit -q --allow-empty -m beside", "GIT_VENOM_TRACE=1")

@@ -141,28 +141,34 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 	res.c = c
 	res.bases = make([]samples, len(c.bases))
 	runs := 0
-	once := func(s *side) (time.Duration, time.Duration, error) {
+	// runOnce prepares s for one more run, makes it with run (named
+	// what in errors) and checks its output.
+	runOnce := func(s *side, what string, run func() (outcome, error)) (outcome, time.Duration, error) {
 		runs++
 		if s.prepare != nil {
 			if err := s.prepare(runs); err != nil {
-				return 0, 0, fmt.Errorf("%s: preparing %s: %w", c.name, s.label, err)
+				return outcome{}, 0, fmt.Errorf("%s: preparing %s: %w", c.name, what, err)
 			}
 		}
 		t0 := time.Now()
-		o, err := s.run()
+		o, err := run()
 		d := time.Since(t0)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %s: %w", c.name, s.label, err)
+			return outcome{}, 0, fmt.Errorf("%s: %s: %w", c.name, what, err)
 		}
 		if o.wall != 0 {
 			d = o.wall
 		}
 		if s.check != nil {
 			if err := s.check(o.out); err != nil {
-				return 0, 0, fmt.Errorf("%s: %s gave a wrong result: %w", c.name, s.label, err)
+				return outcome{}, 0, fmt.Errorf("%s: %s gave a wrong result: %w", c.name, what, err)
 			}
 		}
-		return d, o.cpu, nil
+		return o, d, nil
+	}
+	once := func(s *side) (time.Duration, time.Duration, error) {
+		o, d, err := runOnce(s, s.label, s.run)
+		return d, o.cpu, err
 	}
 	if c.rounds != nil {
 		for i := 0; i <= reps; i++ {
@@ -206,20 +212,14 @@ func measure(c *benchCase, reps int, verbose bool) (res result, err error) {
 		}
 	}
 	if c.explain && c.venom.traced != nil {
-		runs++
-		if c.venom.prepare != nil {
-			if err := c.venom.prepare(runs); err != nil {
-				return res, fmt.Errorf("%s: preparing the traced run: %w", c.name, err)
-			}
-		}
-		o, trace, err := c.venom.traced()
+		var trace []byte
+		o, _, err := runOnce(&c.venom, "the traced run", func() (outcome, error) {
+			o, t, err := c.venom.traced()
+			trace = t
+			return o, err
+		})
 		if err != nil {
-			return res, fmt.Errorf("%s: the traced run: %w", c.name, err)
-		}
-		if c.venom.check != nil {
-			if err := c.venom.check(o.out); err != nil {
-				return res, fmt.Errorf("%s: the traced run gave a wrong result: %w", c.name, err)
-			}
+			return res, err
 		}
 		b, err := parseTrace(trace)
 		if err != nil {
