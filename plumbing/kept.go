@@ -130,7 +130,10 @@ func randHex() string {
 // Env, the configuration it was made under (keptEnvID); Racy, that a
 // file it holds may have been changed in the second it was written, so
 // that git would read that file again each time it is used, until the
-// index is written again (the next capture writes it); Memo the tree the
+// index is written again (the next capture writes it); Unsure, the paths
+// whose files had changed (ctime or mtime) in or after the second git
+// wrote their entries, which the next capture takes out before git reads
+// the paths again (Repo.stage); Memo the tree the
 // edit made; Listing what `git ls-files -s -v -z` printed of it, so that
 // a capture after which git did not rewrite its copy (nothing to hash or
 // refresh: a dedup) need not ask again. The listing is kept beside the
@@ -149,6 +152,7 @@ type keptStage struct {
 	Tainted bool
 	Env     string
 	Racy    bool
+	Unsure  map[string]bool
 	Memo    stageMemo
 	Listing []byte // set to store; loaded by keptListing
 	// ListingSum is the hex SHA-256 of the listing file, as loaded.
@@ -164,8 +168,9 @@ type keptStage struct {
 }
 
 // keptStageVersion is the format of stage.json; another is not read.
-// Version 4 moved Paths and Dirs out of it, into <Index>.sets.
-const keptStageVersion = 4
+// Version 4 moved Paths and Dirs out of it, into <Index>.sets; version 5
+// added Unsure (an older file, without it, is not to be trusted).
+const keptStageVersion = 5
 
 // stageMemo says that the tree edit of Base with the changes whose digest
 // is Digest (changesDigest) made Tree.
@@ -179,15 +184,17 @@ type stageMemo struct {
 // stored as base64 (a path is any bytes but NUL); Paths and Dirs are in
 // <Index>.sets, whose SHA-256 SetsSum is (keptSets).
 type keptStageFile struct {
-	Version int       `json:"version"`
-	Index   string    `json:"index"`
-	Base    OID       `json:"base"`
-	Attrs   []byte    `json:"attrs,omitempty"`
-	SetsSum string    `json:"sets_sha256"`
-	Tainted bool      `json:"tainted,omitempty"`
-	Env     string    `json:"env,omitempty"`
-	Racy    bool      `json:"racy,omitempty"`
-	Memo    stageMemo `json:"memo"`
+	Version int    `json:"version"`
+	Index   string `json:"index"`
+	Base    OID    `json:"base"`
+	Attrs   []byte `json:"attrs,omitempty"`
+	SetsSum string `json:"sets_sha256"`
+	Tainted bool   `json:"tainted,omitempty"`
+	Env     string `json:"env,omitempty"`
+	Racy    bool   `json:"racy,omitempty"`
+	// Unsure is keptStage.Unsure, NUL-terminated as Attrs.
+	Unsure []byte    `json:"unsure,omitempty"`
+	Memo   stageMemo `json:"memo"`
 	// ListingSum is the hex SHA-256 of <Index>.ls (keptStage.Listing).
 	ListingSum string `json:"listing_sha256,omitempty"`
 	// StatSum is keptStage.StatSum.
@@ -212,6 +219,9 @@ func (r *Repo) loadKeptStage() *keptStage {
 		SetsSum: f.SetsSum, StatSum: f.StatSum}
 	var ok bool
 	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
+		return nil
+	}
+	if ks.Unsure, ok = nulSet(f.Unsure); !ok {
 		return nil
 	}
 	if ks.Paths, ks.Dirs, ok = r.keptSets(f.Index, f.SetsSum); !ok {
@@ -344,7 +354,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	dir := r.keptDir()
 	name := filepath.Base(path)
 	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
-		Attrs: nulOf(ks.Attrs), StatSum: ks.StatSum}
+		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), StatSum: ks.StatSum}
 	// The sets beside the index, before the description that names them;
 	// without them it is not kept. They and the listing are new files
 	// under the new index's unique name, which no reader opens before
@@ -392,7 +402,7 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 		return false
 	}
 	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
-		Attrs: nulOf(ks.Attrs), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum}
+		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum}
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(r.keptDir()))

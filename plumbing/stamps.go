@@ -111,3 +111,30 @@ func (s stageStamps) sum(paths []string) (sum string, settled, ok bool) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), settled, true
 }
+
+// unsure returns those of paths whose file git cannot tell from a later
+// write by its stat data in an index written in the second written (Unix
+// seconds): the file's ctime or mtime is in that second or later, or its
+// lstat result is missing. git compares those times in whole seconds, so
+// a write later in the same second that keeps the size and puts the mtime
+// back (cp -p, touch -d, an archive's extraction) leaves the entry
+// looking clean; git's racy-git rule sees only the mtime. Repo.stage
+// makes such entries again from the file when it next stages the path.
+func (s stageStamps) unsure(paths []string, written int64) map[string]bool {
+	var out map[string]bool
+	for i, p := range paths {
+		racy := true
+		if i < len(s.fis) && s.fis[i] != nil {
+			if _, _, ctime, ok := statIdentity(s.fis[i]); ok {
+				racy = s.fis[i].ModTime().Unix() >= written || ctime/1e9 >= written
+			}
+		}
+		if racy {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[p] = true
+		}
+	}
+	return out
+}

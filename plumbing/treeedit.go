@@ -838,9 +838,14 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		for _, p := range paths {
 			asked[p] = true
 		}
+		// An entry written in the second its file last changed (Unsure)
+		// goes too, and is made again from the file: git compares
+		// whole seconds, so a later write in that second that kept the
+		// size and put the mtime back (cp -p, touch -d) would look clean
+		// to it, and the old entry would stand for the new bytes.
 		var drop []string
 		for p := range ks.Paths {
-			if asked[p] {
+			if asked[p] && !ks.Unsure[p] {
 				have[p] = true
 			} else {
 				drop = append(drop, p)
@@ -1026,6 +1031,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// Racy: a file was changed in (or after) the second git wrote
 			// the index (git compares seconds).
 			next.Racy = !ed.stamps.newest.IsZero() && ed.stamps.newest.Unix() >= now.ModTime().Unix()
+			next.Unsure = ed.stamps.unsure(paths, now.ModTime().Unix())
 			// The paths' stamps, where every file had settled and the
 			// index holds nothing but them (stamps.go).
 			if sum, settled, ok := ed.stamps.sum(paths); ok && settled && len(info) == 0 {
@@ -1040,7 +1046,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// same paths on the same base, with its listing: nothing to
 			// keep anew.
 			if unchanged && len(listing) > 0 && sameSet(ks.Paths, next.Paths) &&
-				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy &&
+				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy && sameSet(ks.Unsure, next.Unsure) &&
 				ks.StatSum == next.StatSum {
 				ed.same = true
 			}
