@@ -599,7 +599,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		switch {
 		case !keep || attrsChanged(statusPaths(status)):
 		case rewritten:
-			if want = r.keepStatusIndex(idx, statusName); want != "" {
+			if unsure := r.unsureEntry(ctx, idx, env); unsure != "" {
+				// Not kept, nor the one it started from: it is not
+				// what the walk found.
+				r.trace.printf("capture: status refreshed the private index; not kept: %s", unsure)
+			} else if want = r.keepStatusIndex(idx, statusName); want != "" {
 				r.trace.printf("capture: status refreshed the private index; kept as %s", want)
 			}
 		case fromStatus:
