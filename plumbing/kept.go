@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/renameio/v2"
 )
@@ -100,6 +101,15 @@ func (r *Repo) keepStatusIndex(idx, name string) string {
 	return name
 }
 
+// Wrote tells r that this process has just written files into its work
+// tree (a rollback, before its verification capture). An index a status
+// walk refreshes in that same second holds entries of those files made in
+// the second they changed, which git cannot tell from a later write of
+// the same size with the mtime put back (unsureEntry): it is not kept as
+// the status index, and no git is asked whether it could be. The next
+// capture, in a later second, refreshes and keeps it.
+func (r *Repo) Wrote() { r.wrote.Store(time.Now().UnixNano()) }
+
 // unsureEntry returns the first entry of the index idx (env names it)
 // whose file's ctime, as the entry records it, is in or after the second
 // idx was last written, with that time; "" when there is none. Such an
@@ -117,6 +127,9 @@ func (r *Repo) unsureEntry(ctx context.Context, idx string, env []string) string
 		return "the index cannot be read: " + err.Error()
 	}
 	written := st.ModTime().Unix()
+	if w := r.wrote.Load(); w != 0 && w/1e9 >= written {
+		return "this process wrote files of the tree in the second it was written"
+	}
 	out, err := r.Run(ctx, Options{Env: env}, "ls-files", "--debug")
 	if err != nil {
 		return "its entries cannot be listed: " + err.Error()

@@ -1,6 +1,7 @@
 package plumbing_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -362,6 +363,49 @@ func TestStatusIndexSameSecondRewrite(t *testing.T) {
 		}
 		assertSameAsScratch(t, r, snap)
 		return
+	}
+}
+
+// TestStatusIndexAfterOwnWrites: after a process said it wrote files
+// (Repo.Wrote, a rollback before its verification), an index its walk
+// refreshes in that second is not kept, and no git is asked about it; a
+// capture of another process a second later keeps its own, having asked.
+func TestStatusIndexAfterOwnWrites(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	r, reads := countingRepo(t, n)
+	touch(t, r, n) // the index is stat-stale for them, as after a rollback
+	settle(t, r)
+	tick()
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace bytes.Buffer
+	plumbing.SetTrace(repo, &trace)
+	repo.Wrote()
+	if _, err := repo.Capture(context.Background(), plumbing.CaptureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr := trace.String()
+	if !strings.Contains(tr, "status refreshed the private index; not kept: this process wrote") {
+		t.Fatalf("the walk's refreshed index was kept, or not refreshed:\n%s", tr)
+	}
+	if runs(tr, "--debug") != 0 {
+		t.Fatalf("git was asked about the entries:\n%s", tr)
+	}
+	if got := reads(); got != n {
+		t.Fatalf("the capture read %d files, want %d", got, n)
+	}
+	tick()
+	_, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, "status refreshed the private index; kept as") || runs(tr, "--debug") != 1 {
+		t.Fatalf("the next capture did not keep its refreshed index, having asked git once:\n%s", tr)
+	}
+	reads()
+	_, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
+	if got := reads(); got != 0 || !strings.Contains(tr, "from the status index") {
+		t.Fatalf("the capture after read %d files, want none (from the status index):\n%s", got, tr)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -167,6 +168,9 @@ type Repo struct {
 	// OnProgress, when set, hears how far the long steps are (Progress);
 	// it may be called from several goroutines.
 	OnProgress Progress
+	// wrote is when this process last wrote files into the work tree
+	// (Wrote; Unix nanoseconds, 0: never).
+	wrote atomic.Int64
 }
 
 // Options changes one run of git.

@@ -169,6 +169,9 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		if err := ap.run(ctx); err != nil {
 			return nil, aps.fail(ctx, ended, i, err)
 		}
+		// The verification's walk refreshes what was just written, in
+		// the second it was written: no status index of that (Wrote).
+		ap.plan.tree.Repo.Wrote()
 	}
 
 	// Step 6: capture again and compare with what the plan expected. With
