@@ -599,7 +599,7 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		switch {
 		case !keep || attrsChanged(statusPaths(status)):
 		case rewritten:
-			if unsure := r.unsureEntry(ctx, idx, env); unsure != "" {
+			if unsure := r.unsureEntry(ctx, idx, env, stamps); unsure != "" {
 				// Not kept, nor the one it started from: it is not
 				// what the walk found.
 				r.trace.printf("capture: status refreshed the private index; not kept: %s", unsure)

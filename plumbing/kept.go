@@ -103,41 +103,44 @@ func (r *Repo) keepStatusIndex(idx, name string) string {
 
 // Wrote tells r that this process has just written files into its work
 // tree (a rollback, before its verification capture). An index a status
-// walk refreshes in that same second holds entries of those files made in
-// the second they changed, which git cannot tell from a later write of
-// the same size with the mtime put back (unsureEntry): it is not kept as
-// the status index, and no git is asked whether it could be. The next
-// capture, in a later second, refreshes and keeps it.
+// walk of a capture begun in that second refreshes holds entries of
+// those files that git cannot tell from a later write of the same size
+// with the mtime put back (unsureEntry): it is not kept as the status
+// index, and no git is asked whether it could be. A capture a few seconds
+// later refreshes and keeps its own.
 func (r *Repo) Wrote() { r.wrote.Store(time.Now().UnixNano()) }
 
 // unsureEntry returns the first entry of the index idx (env names it)
-// whose file's ctime, as the entry records it, is in or after the second
-// idx was last written, with that time; "" when there is none. Such an
-// entry, refreshed by the status walk that wrote idx, would look clean to
-// git after a later write in the same second that keeps the size and puts
-// the mtime back (cp -p, touch -d): git compares ctimes in whole seconds,
-// and its racy-git rule sees only the mtime. A status index is kept only
-// without one. It asks `git ls-files --debug` (about 35 ms for 57,000
-// entries), which runs only where status rewrote the index: after a
-// rollback, a checkout, files touched. An error is an answer too: the
-// index is then not kept.
-func (r *Repo) unsureEntry(ctx context.Context, idx string, env []string) string {
-	st, err := os.Stat(idx)
-	if err != nil {
-		return "the index cannot be read: " + err.Error()
-	}
-	written := st.ModTime().Unix()
-	if w := r.wrote.Load(); w != 0 && w/1e9 >= written {
-		return "this process wrote files of the tree in the second it was written"
+// that records a change git cannot tell from a later write by its stat
+// data (stageStamps.unsureStat, by the moments s took before the status
+// walk that refreshed idx began), with its times; "" when there is none.
+// An entry the walk refreshed from a file changed in the second it
+// looked, or later, would look clean to git after a write later in that
+// second that kept the size and put the mtime back (cp -p, touch -d). A
+// status index is kept only without one. It asks `git ls-files --debug`
+// (about 35 ms for 57,000 entries), which runs only where status rewrote
+// the index: after a rollback, a checkout, files touched. An error is an
+// answer too: the index is then not kept.
+func (r *Repo) unsureEntry(ctx context.Context, idx string, env []string, s stageStamps) string {
+	if w := r.wrote.Load(); w != 0 && s.unsureStat(true, w, w) {
+		return "this process wrote files of the tree as the capture began"
 	}
 	out, err := r.Run(ctx, Options{Env: env}, "ls-files", "--debug")
 	if err != nil {
 		return "its entries cannot be listed: " + err.Error()
 	}
-	// Each entry is its path (quoted where it needs it, so on one line)
-	// and then indented lines of its stat data; the ctime's is
-	// "  ctime: <seconds>:<nanoseconds>".
-	path := ""
+	// Each entry is its path (quoted where it needs it, so on one line),
+	// then indented lines of its stat data, in this order:
+	// "  ctime: <s>:<ns>", "  mtime: <s>:<ns>", "  dev: <n>\tino: <n>"
+	// (git keeps the device's low 32 bits).
+	var path string
+	var ctime, mtime int64
+	stamp := func(v []byte) (int64, bool) {
+		sec, nsec, _ := bytes.Cut(v, []byte(":"))
+		a, err1 := strconv.ParseInt(string(sec), 10, 64)
+		b, err2 := strconv.ParseInt(string(nsec), 10, 64)
+		return a*1e9 + b, err1 == nil && err2 == nil
+	}
 	for len(out) > 0 {
 		line := out
 		if i := bytes.IndexByte(out, '\n'); i >= 0 {
@@ -145,17 +148,23 @@ func (r *Repo) unsureEntry(ctx context.Context, idx string, env []string) string
 		} else {
 			out = nil
 		}
-		rest, ok := bytes.CutPrefix(line, []byte("  ctime: "))
-		if !ok {
-			if len(line) > 0 && line[0] != ' ' {
-				path = string(line)
+		ok := true
+		if v, found := bytes.CutPrefix(line, []byte("  ctime: ")); found {
+			ctime, ok = stamp(v)
+		} else if v, found := bytes.CutPrefix(line, []byte("  mtime: ")); found {
+			mtime, ok = stamp(v)
+		} else if v, found := bytes.CutPrefix(line, []byte("  dev: ")); found {
+			d, _, _ := bytes.Cut(v, []byte("\t"))
+			dev, err := strconv.ParseUint(string(d), 10, 64)
+			ok = err == nil
+			if ok && s.unsureStat(s.fsOK && dev == s.fsDev&0xffffffff, mtime, ctime) {
+				return fmt.Sprintf("%s changed as the walk began or after (ctime %d, mtime %d)", path, ctime, mtime)
 			}
-			continue
+		} else if len(line) > 0 && line[0] != ' ' {
+			path, ctime, mtime = string(line), 0, 0
 		}
-		sec, _, _ := bytes.Cut(rest, []byte(":"))
-		n, err := strconv.ParseInt(string(sec), 10, 64)
-		if err != nil || n >= written {
-			return fmt.Sprintf("%s changed in the second the index was written (ctime %s)", path, rest)
+		if !ok {
+			return fmt.Sprintf("git listed %q, which is not understood", line)
 		}
 	}
 	return ""

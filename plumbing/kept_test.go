@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -406,6 +407,118 @@ func TestStatusIndexAfterOwnWrites(t *testing.T) {
 	_, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
 	if got := reads(); got != 0 || !strings.Contains(tr, "from the status index") {
 		t.Fatalf("the capture after read %d files, want none (from the status index):\n%s", got, tr)
+	}
+}
+
+// TestKeptStageWriteWhileStaging: a write between the capture's lstat of
+// a file and git's read of it (an editor saving, cp -p keeping an old
+// mtime), then a write of the same size with the mtime put back in that
+// second: the next capture records the last bytes. The entry git made
+// is of a change in the second it read the file, which the lstat before
+// could not show; the lstat after git read it does (keptStage.Unsure).
+// The write is made by a git wrapper just before the stage index's
+// update-index --add.
+func TestKeptStageWriteWhileStaging(t *testing.T) {
+	t.Parallel()
+	realGit, err := osexec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := gittest.New(t)
+	r.Write("f", "aaaa\n")
+	r.Write("g", "x\n")
+	r.Commit("init")
+	r.Write("f", "xxxx\n") // never staged: the kept stage holds it
+	dir := t.TempDir()
+	then := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	v1, v2 := filepath.Join(dir, "v1"), filepath.Join(dir, "v2")
+	for p, c := range map[string]string{v1: "bbbb\n", v2: "cccc\n"} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	once := filepath.Join(dir, "once")
+	wrapper := filepath.Join(dir, "git")
+	script := fmt.Sprintf(`#!/bin/sh
+case "$GIT_INDEX_FILE" in */stage-*)
+	for a in "$@"; do
+		if [ "$a" = --add ] && [ ! -e %[1]q ]; then : >%[1]q; cp -p %[2]q %[3]q; fi
+	done;;
+esac
+exec %[4]q "$@"
+`, once, v1, r.Path("f"), realGit)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // f settled: its stamp is kept
+	capture(t, r, plumbing.CaptureOptions{})
+	now := time.Now()
+	if err := os.Chtimes(r.Path("f"), now, now); err != nil { // stat data only
+		t.Fatal(err)
+	}
+	// Long enough before the next capture that neither its lstat nor
+	// the entry git refreshes is of a change near its start
+	// (unsureStat): only the write the wrapper makes is.
+	time.Sleep(3200 * time.Millisecond)
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.Git = wrapper
+	var trace bytes.Buffer
+	plumbing.SetTrace(repo, &trace)
+	if _, err := repo.Capture(context.Background(), plumbing.CaptureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(once); err != nil {
+		t.Fatalf("the wrapper wrote nothing: no update-index --add in a stage index:\n%s", trace.String())
+	}
+	if err := osexec.Command("cp", "-p", v2, r.Path("f")).Run(); err != nil { // same size, mtime put back
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if got, _ := r.Show(string(snap.Tree), "f"); got != "cccc\n" {
+		t.Fatalf("the capture after the writes holds %q, want %q:\n%s\n%s", got, "cccc\n", trace.String(), tr)
+	}
+	assertSameAsScratch(t, r, snap)
+}
+
+// TestKeptWithoutTrustctime: with core.trustctime off (or core.checkStat
+// minimal) git's stat check ignores the ctime, and a write of the same
+// size with the mtime put back would look clean to it at any time. The
+// captures pin both, so the next capture records the write.
+func TestKeptWithoutTrustctime(t *testing.T) {
+	t.Parallel()
+	for _, set := range [][2]string{{"core.trustctime", "false"}, {"core.checkStat", "minimal"}} {
+		t.Run(set[0], func(t *testing.T) {
+			t.Parallel()
+			r := gittest.New(t)
+			r.Git("config", set[0], set[1])
+			r.Write("f", "aaaa\n")
+			r.Commit("init")
+			then := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+			write := func(content string) {
+				r.Write("f", content)
+				if err := os.Chtimes(r.Path("f"), then, then); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("bbbb\n")
+			// Long enough that the entry the capture makes is sure
+			// (unsureStat): only the ctime tells the next write.
+			time.Sleep(3200 * time.Millisecond)
+			capture(t, r, plumbing.CaptureOptions{})
+			write("cccc\n")
+			time.Sleep(1100 * time.Millisecond)
+			snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+			if got, _ := r.Show(string(snap.Tree), "f"); got != "cccc\n" {
+				t.Fatalf("the capture after the write holds %q, want %q:\n%s", got, "cccc\n", tr)
+			}
+		})
 	}
 }
 

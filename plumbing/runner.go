@@ -65,6 +65,13 @@ var pins = []string{
 	// file over the entry it seeded from a tree kept the tree's blob (RFC
 	// 4: assume-unchanged paths are captured with the work tree's content).
 	"core.ignoreStat=false",
+	// The kept indexes between captures (kept.go) let git's stat check say
+	// which files did not change. Without the ctime in it (trustctime
+	// off, checkStat minimal), a write of the same size with the mtime
+	// put back (cp -p, touch -d, an archive's extraction) looks clean to
+	// it at any time, and a capture would record the entry's old bytes.
+	"core.trustctime=true",
+	"core.checkStat=default",
 }
 
 // Error is a failed git command: the arguments it ran with (pins left out),

@@ -112,24 +112,58 @@ func (s stageStamps) sum(paths []string) (sum string, settled, ok bool) {
 	return hex.EncodeToString(h.Sum(nil)), settled, true
 }
 
-// unsure returns those of paths whose file git cannot tell from a later
-// write by its stat data in an index written in the second written (Unix
-// seconds): the file's ctime or mtime is in that second or later, or its
-// lstat result is missing. git compares those times in whole seconds, so
-// a write later in the same second that keeps the size and puts the mtime
-// back (cp -p, touch -d, an archive's extraction) leaves the entry
-// looking clean; git's racy-git rule sees only the mtime. Repo.stage
-// makes such entries again from the file when it next stages the path.
-func (s stageStamps) unsure(paths []string, written int64) map[string]bool {
+// unsureStat reports whether a file's change at mtime and ctime (Unix
+// nanoseconds) may be one git cannot tell from a later write by the stat
+// data it records: git compares ctimes and mtimes in whole seconds (its
+// racy-git rule sees only the mtime), so an entry git made of a file
+// that last changed in the second git looked at it, or later, looks clean
+// after a write later in that second that keeps the size and puts the
+// mtime back (cp -p, touch -d, an archive's extraction). git looks at the
+// files after this capture began, so a file that last changed in an
+// earlier second than its start is safe. The start is the second of the
+// file system's moment (stampsBefore) for a file on its device (sameDev),
+// and for any other the system clock's moment, stampSettle back: a clock
+// not known to be the file's only makes more files unsure.
+func (s stageStamps) unsureStat(sameDev bool, mtime, ctime int64) bool {
+	if s.fsOK && sameDev {
+		from := s.fsBefore / 1e9
+		return floorSec(mtime) >= from || floorSec(ctime) >= from
+	}
+	return mtime >= s.sysBefore || ctime >= s.sysBefore
+}
+
+// floorSec is the Unix second of ns nanoseconds.
+func floorSec(ns int64) int64 {
+	if ns < 0 {
+		return (ns - 1e9 + 1) / 1e9
+	}
+	return ns / 1e9
+}
+
+// unsureFile reports whether fi, a file's lstat (nil: none), is of a change
+// git may not tell from a later one (unsureStat).
+func (s stageStamps) unsureFile(fi os.FileInfo) bool {
+	if fi == nil {
+		return true
+	}
+	dev, _, ctime, ok := statIdentity(fi)
+	return !ok || s.unsureStat(dev == s.fsDev, fi.ModTime().UnixNano(), ctime)
+}
+
+// unsure returns those of paths (the capture's staged paths, s.fis their
+// lstats before git read them) whose entries git may have made from a
+// change it cannot tell from a later one (unsureStat), by those lstats or
+// by look, the file's lstat after git read it (nil: none taken), which
+// catches a write between the two. Repo.stage makes such entries again
+// from the file when it next stages the path.
+func (s stageStamps) unsure(paths []string, look func(path string) os.FileInfo) map[string]bool {
 	var out map[string]bool
 	for i, p := range paths {
-		racy := true
-		if i < len(s.fis) && s.fis[i] != nil {
-			if _, _, ctime, ok := statIdentity(s.fis[i]); ok {
-				racy = s.fis[i].ModTime().Unix() >= written || ctime/1e9 >= written
-			}
+		var fi os.FileInfo
+		if i < len(s.fis) {
+			fi = s.fis[i]
 		}
-		if racy {
+		if s.unsureFile(fi) || (look != nil && s.unsureFile(look(p))) {
 			if out == nil {
 				out = map[string]bool{}
 			}

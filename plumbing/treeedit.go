@@ -1031,7 +1031,15 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// Racy: a file was changed in (or after) the second git wrote
 			// the index (git compares seconds).
 			next.Racy = !ed.stamps.newest.IsZero() && ed.stamps.newest.Unix() >= now.ModTime().Unix()
-			next.Unsure = ed.stamps.unsure(paths, now.ModTime().Unix())
+			// Unsure: by the lstats before git read the files, and
+			// again now, after it did.
+			next.Unsure = ed.stamps.unsure(paths, func(p string) os.FileInfo {
+				fi, err := os.Lstat(r.inTree(p))
+				if err != nil {
+					return nil
+				}
+				return fi
+			})
 			// The paths' stamps, where every file had settled and the
 			// index holds nothing but them (stamps.go).
 			if sum, settled, ok := ed.stamps.sum(paths); ok && settled && len(info) == 0 {
