@@ -203,9 +203,10 @@ func randHex() string {
 // file it holds may have been changed in the second it was written, so
 // that git would read that file again each time it is used, until the
 // index is written again (the next capture writes it); Unsure, the paths
-// whose files had changed (ctime or mtime) in or after the second git
-// wrote their entries, which the next capture takes out before git reads
-// the paths again (Repo.stage); Memo the tree the
+// whose files had changed (ctime or mtime) in or after the second the
+// capture that made their entries began (stageStamps.unsure), which the
+// next capture takes out before git reads the paths again (Repo.stage);
+// Memo the tree the
 // edit made; Listing what `git ls-files -s -v -z` printed of it, so that
 // a capture after which git did not rewrite its copy (nothing to hash or
 // refresh: a dedup) need not ask again. The listing is kept beside the

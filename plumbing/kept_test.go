@@ -322,9 +322,9 @@ func TestKeptStageSameSecondRewrite(t *testing.T) {
 // TestStatusIndexSameSecondRewrite: the status walk refreshes the entry
 // of a file whose stat data changed and content did not (touch -d); a
 // write of other bytes in that second, the same size, its mtime put back,
-// is captured by the next capture. A status index holding an entry whose
-// ctime is in the second it was written is not kept (unsureEntry): git,
-// comparing whole seconds, would call the file clean. Before, the next
+// is captured by the next capture. A status index holding an entry of a
+// change in or after the second its walk began is not kept
+// (unsureEntry): git, comparing whole seconds, would call the file clean. Before, the next
 // capture walked from that status index and recorded the old bytes.
 func TestStatusIndexSameSecondRewrite(t *testing.T) {
 	t.Parallel()

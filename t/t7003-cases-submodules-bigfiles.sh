@@ -182,7 +182,9 @@ test_expect_success 'BR-27: a capture starts from a copy of the index: right con
 test_expect_success STRACE 'BR-27: the second capture opens only the changed file and never runs read-tree' '
 	cd "$TRASH_DIRECTORY/br27" && OUT="$TRASH_DIRECTORY/br27.out" &&
 	echo y >>src/f2.txt &&
-	strace -f -qq -e trace=file -o "$OUT/trace" \
+	# -s 256: each git'"'"'s whole argv, its pinned -c pairs first (strace
+	# prints 32 elements of an array by default).
+	strace -f -qq -s 256 -e trace=file -o "$OUT/trace" \
 		git venom-checkpoint --agent $AG --reason manual --json >"$OUT/k3.json" &&
 	grep "open.*\"src/f[0-9]*\\.txt\"" "$OUT/trace" | grep -v ENOENT |
 		sed "s/.*\"\\(src\/f[0-9]*\\.txt\\)\".*/\\1/" | sort -u >"$OUT/opened" &&
