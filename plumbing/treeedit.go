@@ -838,23 +838,51 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		for _, p := range paths {
 			asked[p] = true
 		}
-		// An entry written in the second its file last changed (Unsure)
-		// goes too, and is made again from the file: git compares
-		// whole seconds, so a later write in that second that kept the
-		// size and put the mtime back (cp -p, touch -d) would look clean
-		// to it, and the old entry would stand for the new bytes.
+		// An entry made of a change git cannot tell from a later write
+		// (Unsure) loses its stat data: it is recorded again, same mode
+		// and object, by --index-info, so git reads the file again. git
+		// compares whole seconds, so a later write in that second that
+		// kept the size and put the mtime back (cp -p, touch -d) would
+		// look clean to it, and the old entry would stand for the new
+		// bytes. Without the kept listing to say its mode and object,
+		// it goes with the others.
+		var unsure map[string]IndexEntry
+		for p := range ks.Unsure {
+			if asked[p] && ks.Paths[p] {
+				unsure = map[string]IndexEntry{}
+				break
+			}
+		}
+		if unsure != nil {
+			if list, err := ParseLsFiles(r.keptListing(ks)); err == nil {
+				for _, e := range list {
+					if e.Stage == 0 && asked[e.Path] && ks.Unsure[e.Path] {
+						unsure[e.Path] = e
+					}
+				}
+			}
+		}
 		var drop []string
+		var info bytes.Buffer // the drops (mode 0) and the unsure entries again
 		for p := range ks.Paths {
-			if asked[p] && !ks.Unsure[p] {
+			e, again := unsure[p]
+			switch {
+			case again:
 				have[p] = true
-			} else {
+				fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+			case asked[p] && !ks.Unsure[p]:
+				have[p] = true
+			default:
 				drop = append(drop, p)
 			}
 		}
 		haveDir = ks.Dirs
-		if len(drop) > 0 {
+		if len(drop) > 0 || info.Len() > 0 {
 			sort.Strings(drop)
-			if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(drop))}, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			for _, p := range drop {
+				fmt.Fprintf(&info, "0 %s 0\t%s\x00", strings.Repeat("0", ed.hexLen), p)
+			}
+			if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
 				return nil, fmt.Errorf("dropping the kept stage index's other entries: %w", err)
 			}
 		}
