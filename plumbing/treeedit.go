@@ -863,13 +863,13 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		var drop []string
-		var info bytes.Buffer // the drops (mode 0) and the unsure entries again
+		var records bytes.Buffer // --index-info: the unsure entries again, the drops (mode 0)
 		for p := range ks.Paths {
 			e, again := unsure[p]
 			switch {
 			case again:
 				have[p] = true
-				fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+				fmt.Fprintf(&records, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
 			case asked[p] && !ks.Unsure[p]:
 				have[p] = true
 			default:
@@ -877,13 +877,13 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		haveDir = ks.Dirs
-		if len(drop) > 0 || info.Len() > 0 {
+		if len(drop) > 0 || records.Len() > 0 {
 			sort.Strings(drop)
 			for _, p := range drop {
-				fmt.Fprintf(&info, "0 %s 0\t%s\x00", strings.Repeat("0", ed.hexLen), p)
+				fmt.Fprintf(&records, "0 %s 0\t%s\x00", strings.Repeat("0", ed.hexLen), p)
 			}
-			if _, err := r.Run(ctx, Options{Env: env, Stdin: &info}, "update-index", "-z", "--index-info"); err != nil {
-				return nil, fmt.Errorf("dropping the kept stage index's other entries: %w", err)
+			if _, err := r.Run(ctx, Options{Env: env, Stdin: &records}, "update-index", "-z", "--index-info"); err != nil {
+				return nil, fmt.Errorf("dropping the kept stage index's other entries, or its unsure ones' stat data: %w", err)
 			}
 		}
 	}
