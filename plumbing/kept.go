@@ -205,7 +205,8 @@ func randHex() string {
 // index is written again (the next capture writes it); Unsure, the paths
 // whose files had changed (ctime or mtime) in or after the second the
 // capture that made their entries began (stageStamps.unsure), which the
-// next capture takes out before git reads the paths again (Repo.stage);
+// next capture records again without their stat data before git reads
+// the paths again, so git reads those files (Repo.stage);
 // Memo the tree the
 // edit made; Listing what `git ls-files -s -v -z` printed of it, so that
 // a capture after which git did not rewrite its copy (nothing to hash or
