@@ -754,9 +754,6 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 			snap.Bytes += st.Size()
 			sizes = append(sizes, sized{s.Path, st.Size()})
 		}
-		if st.ModTime().After(stamps.newest) {
-			stamps.newest = st.ModTime()
-		}
 		update = append(update, s.Path)
 		stamps.fis = append(stamps.fis, st)
 	}

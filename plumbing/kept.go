@@ -199,10 +199,7 @@ func randHex() string {
 // Attrs the .gitattributes entries of Base seeded in it, for the
 // directories Dirs ("" for the top); Tainted, that an attributes file was
 // among its paths (what its entries were hashed under is not Base's);
-// Env, the configuration it was made under (keptEnvID); Racy, that a
-// file it holds may have been changed in the second it was written, so
-// that git would read that file again each time it is used, until the
-// index is written again (the next capture writes it); Unsure, the paths
+// Env, the configuration it was made under (keptEnvID); Unsure, the paths
 // whose files had changed (ctime or mtime) in or after the second the
 // capture that made their entries began (stageStamps.unsure), which the
 // next capture records again without their stat data before git reads
@@ -225,7 +222,6 @@ type keptStage struct {
 	Dirs    map[string]bool
 	Tainted bool
 	Env     string
-	Racy    bool
 	Unsure  map[string]bool
 	Memo    stageMemo
 	Listing []byte // set to store; loaded by keptListing
@@ -265,7 +261,6 @@ type keptStageFile struct {
 	SetsSum string `json:"sets_sha256"`
 	Tainted bool   `json:"tainted,omitempty"`
 	Env     string `json:"env,omitempty"`
-	Racy    bool   `json:"racy,omitempty"`
 	// Unsure is keptStage.Unsure, NUL-terminated as Attrs.
 	Unsure []byte    `json:"unsure,omitempty"`
 	Memo   stageMemo `json:"memo"`
@@ -289,7 +284,7 @@ func (r *Repo) loadKeptStage() *keptStage {
 		!isOIDHex(string(f.Base)) {
 		return nil
 	}
-	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, Racy: f.Racy, ListingSum: f.ListingSum,
+	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, ListingSum: f.ListingSum,
 		SetsSum: f.SetsSum, StatSum: f.StatSum}
 	var ok bool
 	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
@@ -427,7 +422,7 @@ func linkOrCopy(src, dst string) bool {
 func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	dir := r.keptDir()
 	name := filepath.Base(path)
-	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
+	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env,
 		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), StatSum: ks.StatSum}
 	// The sets beside the index, before the description that names them;
 	// without them it is not kept. They and the listing are new files
@@ -475,7 +470,7 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 		now.Version != keptStageVersion || now.Index != ks.Index || now.SetsSum != ks.SetsSum {
 		return false
 	}
-	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env, Racy: ks.Racy,
+	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env,
 		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum}
 	b, err := json.Marshal(f)
 	if err == nil {

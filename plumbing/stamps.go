@@ -48,15 +48,13 @@ const stampSettle = 2 * time.Second
 // where lstat failed); a file settled (stageStamps.sum) when it last
 // changed before fsBefore, nanoseconds since the Unix epoch by the clock
 // of the file system of device fsDev (fsOK false: none known), or before
-// sysBefore by the system's (stampsBefore); newest is the latest mtime
-// among them.
+// sysBefore by the system's (stampsBefore).
 type stageStamps struct {
 	fis       []os.FileInfo
 	fsDev     uint64
 	fsBefore  int64
 	fsOK      bool
 	sysBefore int64
-	newest    time.Time
 }
 
 // stampsBefore returns a stageStamps without files for a capture that

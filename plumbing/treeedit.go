@@ -961,12 +961,10 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// git refuses to name (core.protectNTFS) makes --cacheinfo fail where
 	// --index-info leaves it out ("Ignoring path"): then, having written
 	// nothing, it is done in two steps.
+	// (A kept stage index racily clean for a file needs no forced write:
+	// that file's entry is Unsure, recorded again above, and git writes
+	// the index anew in this later second.)
 	var cacheinfo []string
-	if ks != nil && ks.Racy {
-		// Its racily clean entries are read again by each git that uses
-		// it, until it is written in a later second: this once, it is.
-		cacheinfo = append(cacheinfo, "--force-write-index")
-	}
 	size := 0
 	for _, e := range seed {
 		arg := e.DstMode + "," + string(e.Dst) + "," + e.Path
@@ -989,11 +987,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		if len(paths) > 0 {
-			var force []string
-			if ks != nil && ks.Racy {
-				force = []string{"--force-write-index"}
-			}
-			if err := r.updateIndex(ctx, env, paths, force...); err != nil {
+			if err := r.updateIndex(ctx, env, paths); err != nil {
 				return nil, &stageError{err}
 			}
 		}
@@ -1011,7 +1005,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// then an update, on a file system of 1 s timestamps: the second's
 	// listing was lost). An index without a checksum (index.skipHash) is
 	// listed again.
-	now, nowErr := os.Stat(idx)
+	_, nowErr := os.Stat(idx)
 	unchanged := ks != nil && nowErr == nil && sameIndexContent(copiedSum, idx)
 	var out []byte
 	var list []IndexEntry
@@ -1056,9 +1050,6 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			next.Dirs[d] = true
 		}
 		if keepable && nowErr == nil {
-			// Racy: a file was changed in (or after) the second git wrote
-			// the index (git compares seconds).
-			next.Racy = !ed.stamps.newest.IsZero() && ed.stamps.newest.Unix() >= now.ModTime().Unix()
 			// Unsure: by the lstats before git read the files, and
 			// again now, after it did.
 			next.Unsure = ed.stamps.unsure(paths, func(p string) os.FileInfo {
@@ -1082,7 +1073,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// same paths on the same base, with its listing: nothing to
 			// keep anew.
 			if unchanged && len(listing) > 0 && sameSet(ks.Paths, next.Paths) &&
-				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && ks.Racy == next.Racy && sameSet(ks.Unsure, next.Unsure) &&
+				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && sameSet(ks.Unsure, next.Unsure) &&
 				ks.StatSum == next.StatSum {
 				ed.same = true
 			}
