@@ -981,15 +981,39 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	// checks that every object it is given is there, those of the kept
 	// entries included.
 	sorted := sortedChanges(changes)
-	digest := changesDigest(changes, sorted)
+	records := changesRecords(changes, sorted)
+	digest := changesDigest(records)
 	var tree OID
 	if m := kept; m != nil && m.Memo.Base == base && m.Memo.Digest == digest && m.Memo.Tree != "" {
 		tree = m.Memo.Tree
 		r.trace.printf("capture: the tree of the same changes, %s", tree)
 	}
+	// Else, the last capture's tree on the same base, edited along the
+	// paths whose changes are not its (memo.go), where they are fewer
+	// than half of these and fewer than the whole way is for.
+	var delta map[string]*Entry
+	if m := kept; tree == "" && !hasDrop && len(changes) >= memoChangesMin && m != nil && m.Memo.Base == base && m.Memo.Tree != "" {
+		if prev, ok := r.loadMemoChanges(m.Memo.Digest); ok {
+			d, ok, err := ed.memoDelta(base, prev, changes)
+			if err != nil {
+				return "", err
+			}
+			if ok && 2*len(d) <= len(changes) && !wholeWay(len(d), false, whole) {
+				delta = d
+			}
+		}
+	}
 	switch {
 	case tree != "":
 		if err := ed.close(); err != nil {
+			return "", err
+		}
+	case delta != nil:
+		r.trace.printf("capture: %d of %d changes differ from those of the tree %s; it is edited along them", len(delta), len(changes), kept.Memo.Tree)
+		ed.base = kept.Memo.Tree
+		tree, err = ed.write(delta)
+		ed.base = base
+		if err != nil {
 			return "", err
 		}
 	case useWhole:
@@ -1006,6 +1030,10 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 		if tree, err = ed.write(changes); err != nil {
 			return "", err
 		}
+	}
+	if len(changes) >= memoChangesMin && !hasDrop && (ed.fast || ed.next != nil) && (kept == nil || kept.Memo.Digest != digest) {
+		// The records beside the memo that names them, before it does.
+		r.storeMemoChanges(digest, records)
 	}
 	if memo := (stageMemo{Base: base, Digest: digest, Tree: tree}); ed.fast && kept.Memo != memo {
 		// Its entries taken as they were, with other removals or

@@ -521,22 +521,12 @@ func nulOf(m map[string]bool) []byte {
 	return NulList(list)
 }
 
-// changesDigest is a digest of a tree edit's changes (path, mode and
-// object of each; a removal without either), whatever their order; paths
-// are changes' keys, sorted (sortedChanges).
-func changesDigest(changes map[string]*Entry, paths []string) string {
-	h := sha256.New()
-	var rec []byte
-	for _, p := range paths {
-		rec = append(rec[:0], p...)
-		if e := changes[p]; e != nil {
-			rec = append(append(append(append(append(rec, 0), e.Mode...), 0), e.OID...), 0)
-		} else {
-			rec = append(rec, "\x00-\x00\x00"...)
-		}
-		h.Write(rec)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+// changesDigest is the hex SHA-256 of records, a tree edit's changes
+// (changesRecords: path, mode and object of each; a removal without
+// either), whatever their order.
+func changesDigest(records []byte) string {
+	sum := sha256.Sum256(records)
+	return hex.EncodeToString(sum[:])
 }
 
 // sortedChanges returns the paths of changes, sorted: the one sort of

@@ -530,12 +530,36 @@ func TestKeptWithoutTrustctime(t *testing.T) {
 // kept makes the tree a capture from scratch makes.
 func TestKeptIndexesRandom(t *testing.T) {
 	t.Parallel()
+	keptRandom(t, 0)
+}
+
+// TestKeptIndexesRandomMemoDelta is TestKeptIndexesRandom beside 20 files
+// changed and never staged: every capture has more changes than
+// memoChangesMin, and one after a capture on the same base edits that
+// capture's tree along the changes that differ (memo.go).
+func TestKeptIndexesRandomMemoDelta(t *testing.T) {
+	t.Parallel()
+	keptRandom(t, 20)
+}
+
+// keptRandom is TestKeptIndexesRandom, with background more tracked
+// files, u/f00 on, changed and never staged before the steps.
+func keptRandom(t *testing.T, background int) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
 	r, _ := countingRepo(t, 8)
+	if background > 0 {
+		for i := 0; i < background; i++ {
+			r.Write(fmt.Sprintf("u/f%02d", i), "committed\n")
+		}
+		r.Commit("background")
+		for i := 0; i < background; i++ {
+			r.Write(fmt.Sprintf("u/f%02d", i), fmt.Sprintf("changed, never staged %d\n", i))
+		}
+	}
 	names := []string{"d/f00", "d/f01", "d/f02", "e/g1", "e/g2", "top", "d/sub/f03", "x"}
-	steps := 40
+	steps, deltas := 40, 0
 	if s := os.Getenv("VENOM_KEPT_STEPS"); s != "" {
 		fmt.Sscan(s, &steps) // a longer run by hand
 	}
@@ -547,7 +571,11 @@ func TestKeptIndexesRandom(t *testing.T) {
 			}
 			r.Write(p, content)
 		}
-		switch rng.Intn(16) {
+		kinds := 16
+		if background > 0 {
+			kinds = 18
+		}
+		switch rng.Intn(kinds) {
 		case 0, 1:
 			write(fmt.Sprintf("content %d\n", rng.Intn(100)))
 		case 2:
@@ -579,6 +607,9 @@ func TestKeptIndexesRandom(t *testing.T) {
 		case 11:
 			r.GitErr("add", "-A")
 			r.GitErr("commit", "-q", "-m", "step", "--allow-empty")
+			for i := 0; i < background; i++ {
+				r.Write(fmt.Sprintf("u/f%02d", i), fmt.Sprintf("changed after step %d, %d\n", step, i))
+			}
 		case 12:
 			r.GitErr("update-index", []string{"--assume-unchanged", "--no-assume-unchanged"}[rng.Intn(2)], "--", p)
 		case 13:
@@ -598,12 +629,25 @@ func TestKeptIndexesRandom(t *testing.T) {
 		case 15:
 			// What git makes of the bytes changes with the configuration.
 			r.Git("config", "filter.count.clean", []string{"cat", "tr a-z A-Z"}[rng.Intn(2)])
+		case 16:
+			// A background file given back: the last tree's change of
+			// it undone.
+			r.GitErr("checkout", "--", fmt.Sprintf("u/f%02d", rng.Intn(background)))
+		case 17:
+			r.Write(fmt.Sprintf("u/f%02d", rng.Intn(background)), fmt.Sprintf("changed at step %d\n", step))
 		}
 		if rng.Intn(3) == 0 {
 			settle(t, r)
 		}
-		snap := capture(t, r, plumbing.CaptureOptions{MaxFileBytes: 1000})
+		snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{MaxFileBytes: 1000})
+		if strings.Contains(tr, "it is edited along them") {
+			deltas++
+		}
 		assertSameAsScratch(t, r, snap)
+	}
+	t.Logf("%d of %d captures edited the last one's tree", deltas, steps)
+	if background > 0 && deltas == 0 {
+		t.Errorf("no capture of %d steps edited the last one's tree", steps)
 	}
 }
 

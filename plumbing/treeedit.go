@@ -185,17 +185,22 @@ func (c *treeCache) put(oid OID, list []treeItem) {
 // parent directories), so that lookup of them asks git nothing more: one
 // batch of requests per level of depth, not one request per tree.
 func (ed *treeEditor) prefetch(paths []string) error {
+	return ed.prefetchIn(ed.base, paths)
+}
+
+// prefetchIn is prefetch in the tree root.
+func (ed *treeEditor) prefetchIn(root OID, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	root := &editNode{}
+	top := &editNode{}
 	for _, p := range paths {
 		if !validTreePath(p) {
 			return fmt.Errorf("editing a tree: bad path %q", p)
 		}
-		root.add(p, nil)
+		top.add(p, nil)
 	}
-	level := map[*editNode]OID{root: ed.base}
+	level := map[*editNode]OID{top: root}
 	for len(level) > 0 {
 		var oids []OID
 		for _, oid := range level {
@@ -221,14 +226,29 @@ func (ed *treeEditor) prefetch(paths []string) error {
 // there, or when a directory is. Trees prefetch did not read are read one
 // by one.
 func (ed *treeEditor) lookup(path string) (*Entry, error) {
+	e, _, err := ed.shapeIn(ed.base, path)
+	return e, err
+}
+
+// shapeIn returns path's entry in the tree root (nil when nothing is
+// there, or a directory is) and whether root is plain along path: no
+// tree at path itself, nothing but trees at the directories above it,
+// and no empty tree on the way below root. Where it is plain, an entry
+// set or removed at path changes that path alone, as in an index, and a
+// directory left with nothing in it is one the tree does not have
+// (memoDelta). Trees not read before are read one by one.
+func (ed *treeEditor) shapeIn(root OID, path string) (*Entry, bool, error) {
 	if !validTreePath(path) {
-		return nil, fmt.Errorf("editing a tree: bad path %q", path)
+		return nil, false, fmt.Errorf("editing a tree: bad path %q", path)
 	}
-	cur := ed.base
+	cur := root
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
 		if err := ed.readAll([]OID{cur}); err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		if i > 0 && len(ed.tree(cur)) == 0 {
+			return nil, false, nil
 		}
 		byName := ed.names[cur]
 		if byName == nil {
@@ -239,20 +259,20 @@ func (ed *treeEditor) lookup(path string) (*Entry, error) {
 			}
 			ed.names[cur] = byName
 		}
-		next := OID("")
-		if it, ok := byName[name]; ok {
-			if it.mode == "40000" {
-				next = it.oid
-			} else if i == len(parts)-1 {
-				return &Entry{Mode: it.mode, OID: it.oid}, nil
-			}
+		it, ok := byName[name]
+		switch {
+		case !ok:
+			return nil, true, nil
+		case i == len(parts)-1 && it.mode == "40000":
+			return nil, false, nil
+		case i == len(parts)-1:
+			return &Entry{Mode: it.mode, OID: it.oid}, true, nil
+		case it.mode != "40000":
+			return nil, false, nil
 		}
-		if next == "" {
-			return nil, nil
-		}
-		cur = next
+		cur = it.oid
 	}
-	return nil, nil
+	return nil, true, nil
 }
 
 // apply returns the tree that is the base with changes applied: each path
