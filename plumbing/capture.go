@@ -994,11 +994,11 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	var delta map[string]*Entry
 	if m := kept; tree == "" && !hasDrop && len(changes) >= memoChangesMin && m != nil && m.Memo.Base == base && m.Memo.Tree != "" {
 		if prev, ok := r.loadMemoChanges(m.Memo.Digest); ok {
-			d, ok, err := ed.memoDelta(base, prev, changes)
+			d, ok, err := ed.memoDelta(base, prev, changes, len(changes)/2)
 			if err != nil {
 				return "", err
 			}
-			if ok && 2*len(d) <= len(changes) && !wholeWay(len(d), false, whole) {
+			if ok && !wholeWay(len(d), false, whole) {
 				delta = d
 			}
 		}

@@ -148,12 +148,10 @@ func (r *Repo) loadMemoChanges(digest string) (map[string]*Entry, bool) {
 // gave an entry that now removes or gives back, base is plain along it
 // (shapeIn: no directory at it, no file above it, no empty tree on the
 // way), so that removing it takes nothing else with it. Else ok is
-// false and the caller makes the tree from base. Base's trees are read
-// along the paths given back and removed only.
-func (ed *treeEditor) memoDelta(base OID, prev, now map[string]*Entry) (map[string]*Entry, bool, error) {
-	if !dirFree(prev, now) || !dirFree(now, prev) {
-		return nil, false, nil
-	}
+// false and the caller makes the tree from base; so it is when they
+// would be more than most paths (then no tree is read). Base's trees are
+// read along the paths given back and removed only.
+func (ed *treeEditor) memoDelta(base OID, prev, now map[string]*Entry, most int) (map[string]*Entry, bool, error) {
 	delta := map[string]*Entry{}
 	var look []string // prev's entries that now removes or gives back
 	for p, e := range now {
@@ -169,7 +167,11 @@ func (ed *treeEditor) memoDelta(base OID, prev, now map[string]*Entry) (map[stri
 	for p := range prev {
 		if _, still := now[p]; !still {
 			look = append(look, p)
+			delta[p] = nil // for the count; base's entry below
 		}
+	}
+	if len(delta) > most || !dirFree(prev, now) || !dirFree(now, prev) {
+		return nil, false, nil
 	}
 	if err := ed.prefetchIn(base, look); err != nil {
 		return nil, false, err

@@ -137,7 +137,7 @@ func TestMemoDeltaMatchesEdit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		delta, ok, err := ed.memoDelta(base, prev, now)
+		delta, ok, err := ed.memoDelta(base, prev, now, len(prev)+len(now))
 		ed.close()
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -208,7 +208,7 @@ func TestMemoDeltaRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := ed.memoDelta(c.base, c.prev, c.now)
+		_, ok, err := ed.memoDelta(c.base, c.prev, c.now, 100)
 		ed.close()
 		if err != nil || ok {
 			t.Errorf("%s: ok %v, err %v; want refused", c.name, ok, err)
@@ -223,7 +223,10 @@ func TestMemoDeltaRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delta, ok, err := ed.memoDelta(base, prev, now)
+	if _, ok, err := ed.memoDelta(base, prev, now, 3); err != nil || ok {
+		t.Errorf("plain changes, 4 of them, at most 3: ok %v, err %v; want refused", ok, err)
+	}
+	delta, ok, err := ed.memoDelta(base, prev, now, 4)
 	ed.close()
 	if err != nil || !ok {
 		t.Fatalf("plain changes: ok %v, err %v", ok, err)

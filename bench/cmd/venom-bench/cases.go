@@ -30,7 +30,7 @@ func allCases(o *options) []caseFunc {
 	for _, n := range o.sizes {
 		cs = append(cs, modifiedRow(n))
 	}
-	cs = append(cs, hookTurnRow(1), hookTurnRow(1000))
+	cs = append(cs, hookTurnRow(1, 0), hookTurnRow(1000, 0), hookTurnRow(1, 1000))
 	cs = append(cs, toolCallRows...)
 	for _, n := range []int{10, 1000, 10000} {
 		cs = append(cs, rollbackRow(n))
@@ -689,14 +689,33 @@ func pickFiles(dir string, n int) ([]string, error) {
 // start, a status at the end and `git hash-object -w` of the changed files
 // (into an empty object directory, so it writes every blob, as the
 // capture does). Both sides walk the very same states: each round is one
-// turn, the sides alternating which goes first at each point.
-func hookTurnRow(n int) caseFunc {
+// turn, the sides alternating which goes first at each point. With
+// unstaged > 0, that many other files were changed by a person before
+// the turns and never staged: a turn's cost follows what it changed, not
+// what differs from the index (issue 16).
+func hookTurnRow(n, unstaged int) caseFunc {
 	return func(t *tree, o *options) (*benchCase, error) {
-		e, err := editSet(t, n)
+		all, err := editSet(t, n+unstaged)
 		if err != nil {
 			return nil, err
 		}
+		e := &edited{t: t, paths: all.paths[:n], orig: all.orig[:n]}
+		person := &edited{t: t, paths: all.paths[n:], orig: all.orig[n:]}
+		name := fmt.Sprintf("hook turn, %d modified", len(e.paths))
+		if unstaged > 0 {
+			if len(person.paths) == 0 {
+				return nil, nil // a tree too small for both
+			}
+			if err := person.modify("unstaged", 0); err != nil {
+				return nil, err
+			}
+			time.Sleep(2100 * time.Millisecond) // settled, as in dedupUnstaged
+			name += fmt.Sprintf(" beside %d unstaged", len(person.paths))
+		}
 		session := fmt.Sprintf("b%07d-7f2a-4c39-9a57-1b2c3d4e5f60", n)
+		if unstaged > 0 {
+			session = "c" + session[1:] // another agent
+		}
 		transcript := filepath.Join(o.cache, fmt.Sprintf("transcript-%d.jsonl", n))
 		msg := "done with the turn"
 		if err := os.WriteFile(transcript, []byte(`{"type":"assistant","uuid":"a1","message":{"role":"assistant","content":[{"type":"text","text":"`+msg+`"}]}}`+"\n"), 0o644); err != nil {
@@ -797,14 +816,27 @@ func hookTurnRow(n int) caseFunc {
 			if err := holdsDisk(t.dir, e.paths)(l.Checkpoints[0].Repos[0].Tree); err != nil {
 				return nil, err
 			}
+			if len(person.paths) > 0 {
+				if err := holdsDisk(t.dir, person.paths)(l.Checkpoints[0].Repos[0].Tree); err != nil {
+					return nil, err
+				}
+			}
 			return []outcome{v, b}, nil
 		}
 		return &benchCase{
-			name:     fmt.Sprintf("hook turn, %d modified", len(e.paths)),
-			venom:    side{label: "git-venom-hook: UserPromptSubmit, PostToolUse, Stop"},
-			bases:    []baseline{{side: side{label: labelTwoHash}, target: 1.1}},
-			rounds:   rounds,
-			teardown: func() error { os.RemoveAll(objects); return e.restore() },
+			name:   name,
+			venom:  side{label: "git-venom-hook: UserPromptSubmit, PostToolUse, Stop"},
+			bases:  []baseline{{side: side{label: labelTwoHash}, target: 1.1}},
+			rounds: rounds,
+			teardown: func() error {
+				os.RemoveAll(objects)
+				if unstaged > 0 {
+					if err := person.restore(); err != nil {
+						return err
+					}
+				}
+				return e.restore()
+			},
 		}, nil
 	}
 }
