@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/venom-org/git-venom/internal/gittest"
 )
@@ -23,15 +20,7 @@ import (
 // seeds, so that the test is not empty either way.
 func TestMemoDeltaMatchesEdit(t *testing.T) {
 	t.Parallel()
-	first, n := time.Now().UnixNano()%1_000_000_000, 120
-	if s := os.Getenv("GIT_VENOM_TEST_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, n = v, 1
-	}
-	t.Logf("seeds %d to %d (GIT_VENOM_TEST_SEED=<seed> reruns one)", first, first+int64(n)-1)
+	first, n := testSeeds(t, 120)
 	ctx := context.Background()
 	g := gittest.New(t)
 	names := []string{"a", "b", "a.b", "a-b", "c d", "ü"}

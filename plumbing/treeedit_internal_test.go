@@ -24,7 +24,18 @@ import (
 // make in a full copy of the index, for the same paths.
 func TestTreeEditMatchesIndex(t *testing.T) {
 	t.Parallel()
-	first, n := time.Now().UnixNano()%1_000_000_000, 30
+	first, n := testSeeds(t, 30)
+	for i := 0; i < n; i++ {
+		seed := first + int64(i)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { treeEditCase(t, seed) })
+	}
+}
+
+// testSeeds returns the first of n seeds from the clock, logged, or the
+// one seed GIT_VENOM_TEST_SEED names (n is then 1).
+func testSeeds(t *testing.T, n int) (first int64, count int) {
+	t.Helper()
+	first = time.Now().UnixNano() % 1_000_000_000
 	if s := os.Getenv("GIT_VENOM_TEST_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -33,10 +44,7 @@ func TestTreeEditMatchesIndex(t *testing.T) {
 		first, n = v, 1
 	}
 	t.Logf("seeds %d to %d (GIT_VENOM_TEST_SEED=<seed> reruns one)", first, first+int64(n)-1)
-	for i := 0; i < n; i++ {
-		seed := first + int64(i)
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { treeEditCase(t, seed) })
-	}
+	return first, n
 }
 
 func treeEditCase(t *testing.T, seed int64) {
