@@ -171,7 +171,8 @@ func (r *Repo) unsureEntry(ctx context.Context, idx string, env []string, s stag
 }
 
 // removeKept removes the kept files whose names start with prefix, but
-// keep and keep's listing and sets (keep.ls, keep.sets): those of earlier captures, and temporary files a killed one left.
+// keep and the files beside it (keep.ls, keep.sets, keep.stamps): those
+// of earlier captures, and temporary files a killed one left.
 // A capture that copies one of them meanwhile finds it gone and does
 // without it.
 func (r *Repo) removeKept(prefix, keep string) {
@@ -180,7 +181,7 @@ func (r *Repo) removeKept(prefix, keep string) {
 		return
 	}
 	for _, e := range ents {
-		if n := e.Name(); strings.HasPrefix(n, prefix) && n != keep && (keep == "" || (n != keep+".ls" && n != keep+".sets")) {
+		if n := e.Name(); strings.HasPrefix(n, prefix) && n != keep && (keep == "" || !strings.HasPrefix(n, keep+".")) {
 			os.Remove(filepath.Join(r.keptDir(), n))
 		}
 	}
@@ -235,12 +236,20 @@ type keptStage struct {
 	// stamp to be kept, or the capture staged submodule commits or kept
 	// entries too (stamps.go).
 	StatSum string
+	// Stamps are the settled files' stamps, as StatSum's
+	// (stageStamps.settledRecords), set to store; kept beside the index
+	// in <Index>.stamps, whose SHA-256 StampsSum is, and read only where
+	// they are used (keptStamps). None for fewer than keptStampsMin
+	// paths, or with submodule commits or kept entries.
+	Stamps    []byte
+	StampsSum string
 }
 
 // keptStageVersion is the format of stage.json; another is not read.
 // Version 4 moved Paths and Dirs out of it, into <Index>.sets; version 5
-// added Unsure (an older file, without it, is not to be trusted).
-const keptStageVersion = 5
+// added Unsure (an older file, without it, is not to be trusted);
+// version 6 the stamps of each file (StampsSum).
+const keptStageVersion = 6
 
 // stageMemo says that the tree edit of Base with the changes whose digest
 // is Digest (changesDigest) made Tree.
@@ -268,6 +277,8 @@ type keptStageFile struct {
 	ListingSum string `json:"listing_sha256,omitempty"`
 	// StatSum is keptStage.StatSum.
 	StatSum string `json:"stat_sha256,omitempty"`
+	// StampsSum is the hex SHA-256 of <Index>.stamps (keptStage.Stamps).
+	StampsSum string `json:"stamps_sha256,omitempty"`
 }
 
 func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
@@ -285,7 +296,7 @@ func (r *Repo) loadKeptStage() *keptStage {
 		return nil
 	}
 	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, ListingSum: f.ListingSum,
-		SetsSum: f.SetsSum, StatSum: f.StatSum}
+		SetsSum: f.SetsSum, StatSum: f.StatSum, StampsSum: f.StampsSum}
 	var ok bool
 	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
 		return nil
@@ -445,6 +456,12 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 			f.ListingSum = hex.EncodeToString(sum[:])
 		}
 	}
+	if ks.Stamps != nil {
+		sum := sha256.Sum256(ks.Stamps)
+		if writeNewFile(filepath.Join(dir, name+".stamps"), ks.Stamps) == nil {
+			f.StampsSum = hex.EncodeToString(sum[:])
+		}
+	}
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(dir))
@@ -452,7 +469,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	if err != nil {
 		return false
 	}
-	ks.Index, ks.ListingSum, ks.SetsSum = name, f.ListingSum, f.SetsSum
+	ks.Index, ks.ListingSum, ks.SetsSum, ks.StampsSum = name, f.ListingSum, f.SetsSum, f.StampsSum
 	r.removeKept("stage-", name)
 	return true
 }
@@ -471,7 +488,8 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 		return false
 	}
 	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env,
-		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum}
+		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum,
+		StampsSum: ks.StampsSum}
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(r.keptDir()))
@@ -481,6 +499,27 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 	}
 	ks.Memo = m
 	return true
+}
+
+// keptStamps returns the stamps of the kept stage index ks
+// (keptStage.Stamps, by path), nil when there are none or the file is
+// not the one stage.json names (its SHA-256 differs).
+func (r *Repo) keptStamps(ks *keptStage) map[string][stampLen]byte {
+	if ks.StampsSum == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.keptDir(), ks.Index+".stamps"))
+	if err != nil {
+		return nil
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ks.StampsSum {
+		return nil
+	}
+	m, ok := parseStampRecords(b)
+	if !ok {
+		return nil
+	}
+	return m
 }
 
 // keptListing returns the listing of the kept stage index ks

@@ -1,6 +1,7 @@
 package plumbing
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -82,32 +83,95 @@ func (s stageStamps) sum(paths []string) (sum string, settled, ok bool) {
 	}
 	h := sha256.New()
 	settled = true
-	var rec [stampLen]byte
 	for i, p := range paths {
-		fi := s.fis[i]
-		if fi == nil {
-			return "", false, false
-		}
-		dev, ino, ctime, ok := statIdentity(fi)
+		rec, fileSettled, ok := s.stamp(s.fis[i])
 		if !ok {
 			return "", false, false
 		}
-		mtime := fi.ModTime().UnixNano()
-		fs := s.fsOK && dev == s.fsDev && mtime < s.fsBefore && ctime < s.fsBefore
-		if !fs && (mtime >= s.sysBefore || ctime >= s.sysBefore) {
-			settled = false
-		}
-		binary.LittleEndian.PutUint64(rec[0:], dev)
-		binary.LittleEndian.PutUint64(rec[8:], ino)
-		binary.LittleEndian.PutUint64(rec[16:], uint64(fi.Size()))
-		binary.LittleEndian.PutUint64(rec[24:], uint64(mtime))
-		binary.LittleEndian.PutUint64(rec[32:], uint64(ctime))
-		binary.LittleEndian.PutUint64(rec[40:], uint64(fi.Mode()))
+		settled = settled && fileSettled
 		h.Write([]byte(p))
 		h.Write([]byte{0})
 		h.Write(rec[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)), settled, true
+}
+
+// stamp returns the stamp of fi, a file's lstat (device, inode, size,
+// mtime, ctime and mode, each a little-endian uint64), and whether the
+// file had settled (stageStamps); ok is false when there is none (nil,
+// or a system without inodes and ctimes: statIdentity).
+func (s stageStamps) stamp(fi os.FileInfo) (rec [stampLen]byte, settled, ok bool) {
+	if fi == nil {
+		return rec, false, false
+	}
+	dev, ino, ctime, ok := statIdentity(fi)
+	if !ok {
+		return rec, false, false
+	}
+	mtime := fi.ModTime().UnixNano()
+	fs := s.fsOK && dev == s.fsDev && mtime < s.fsBefore && ctime < s.fsBefore
+	settled = fs || (mtime < s.sysBefore && ctime < s.sysBefore)
+	binary.LittleEndian.PutUint64(rec[0:], dev)
+	binary.LittleEndian.PutUint64(rec[8:], ino)
+	binary.LittleEndian.PutUint64(rec[16:], uint64(fi.Size()))
+	binary.LittleEndian.PutUint64(rec[24:], uint64(mtime))
+	binary.LittleEndian.PutUint64(rec[32:], uint64(ctime))
+	binary.LittleEndian.PutUint64(rec[40:], uint64(fi.Mode()))
+	return rec, settled, true
+}
+
+// A kept stage index of many paths keeps each settled file's stamp too
+// (<Index>.stamps, keptStage.StampsSum): when the fast path above does
+// not hold (a turn changed one file beside a person's thousand unstaged
+// ones), a path whose file's stamp is as kept has its entry as the kept
+// index has it, made from the very bytes, and is left out of
+// update-index; git lstats and hashes only the others (Repo.stage).
+
+// keptStampsMin is the fewest staged paths whose stamps are kept
+// (settledRecords): below it update-index of them all costs about what
+// it does of one.
+const keptStampsMin = 16
+
+// settledRecords returns "<path>\0<stamp>" for each of paths (s.fis
+// their lstats, in that order) whose file had settled, in that order: the
+// stamp is stampLen bytes.
+func (s stageStamps) settledRecords(paths []string) []byte {
+	if len(s.fis) != len(paths) {
+		return nil
+	}
+	var b []byte
+	for i, p := range paths {
+		if rec, settled, ok := s.stamp(s.fis[i]); ok && settled {
+			b = append(append(append(b, p...), 0), rec[:]...)
+		}
+	}
+	return b
+}
+
+// stampsSum is the hex SHA-256 of records (settledRecords), "" for none.
+func stampsSum(records []byte) string {
+	if records == nil {
+		return ""
+	}
+	sum := sha256.Sum256(records)
+	return hex.EncodeToString(sum[:])
+}
+
+// parseStampRecords reads settledRecords back: the stamp of each path.
+// ok is false when b is not made of them.
+func parseStampRecords(b []byte) (map[string][stampLen]byte, bool) {
+	m := map[string][stampLen]byte{}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, 0)
+		if i <= 0 || len(b) < i+1+stampLen {
+			return nil, false
+		}
+		var rec [stampLen]byte
+		copy(rec[:], b[i+1:i+1+stampLen])
+		m[string(b[:i])] = rec
+		b = b[i+1+stampLen:]
+	}
+	return m, true
 }
 
 // unsureStat reports whether a file's change at mtime and ctime (Unix

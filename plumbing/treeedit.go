@@ -853,6 +853,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	}
 	have := make(map[string]bool, len(paths)) // paths the index holds an entry of now
 	haveDir := map[string]bool{}
+	var same map[string]os.FileInfo // paths left out of update-index, with their lstats
 	if ks != nil {
 		asked := make(map[string]bool, len(paths))
 		for _, p := range paths {
@@ -897,6 +898,25 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		haveDir = ks.Dirs
+		// Of the others, a path whose file's stamp is as the kept
+		// stamps say (stamps.go) has its entry as made from these very
+		// bytes, and settled since: git is not asked about it again.
+		if len(info) == 0 && len(ed.stamps.fis) == len(paths) {
+			if kept := r.keptStamps(ks); kept != nil {
+				for i, p := range paths {
+					want, ok := kept[p]
+					if !ok || !have[p] || ks.Unsure[p] {
+						continue
+					}
+					if rec, settled, ok := ed.stamps.stamp(ed.stamps.fis[i]); ok && settled && rec == want {
+						if same == nil {
+							same = map[string]os.FileInfo{}
+						}
+						same[p] = ed.stamps.fis[i]
+					}
+				}
+			}
+		}
 		if len(drop) > 0 || records.Len() > 0 {
 			sort.Strings(drop)
 			for _, p := range drop {
@@ -991,9 +1011,19 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		size += len(arg) + len("--cacheinfo") + 2
 		cacheinfo = append(cacheinfo, "--cacheinfo", arg)
 	}
-	merged := len(paths) > 0 && (len(seed) > 0 || len(cacheinfo) > 0) && size <= maxSeedArgs
+	update := paths
+	if len(same) > 0 {
+		r.trace.printf("capture: %d of the %d staged paths are as the kept stage index's stamps say; git is asked about the others", len(same), len(paths))
+		update = make([]string, 0, len(paths)-len(same))
+		for _, p := range paths {
+			if same[p] == nil {
+				update = append(update, p)
+			}
+		}
+	}
+	merged := len(update) > 0 && (len(seed) > 0 || len(cacheinfo) > 0) && size <= maxSeedArgs
 	if merged {
-		err := r.updateIndex(ctx, env, paths, cacheinfo...)
+		err := r.updateIndex(ctx, env, update, cacheinfo...)
 		var ge *Error
 		if err != nil && !(errors.As(err, &ge) && strings.Contains(ge.Stderr, "--cacheinfo cannot add")) {
 			return nil, &stageError{err}
@@ -1006,8 +1036,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 				return nil, fmt.Errorf("seeding an index: %w", err)
 			}
 		}
-		if len(paths) > 0 {
-			if err := r.updateIndex(ctx, env, paths); err != nil {
+		if len(update) > 0 {
+			if err := r.updateIndex(ctx, env, update); err != nil {
 				return nil, &stageError{err}
 			}
 		}
@@ -1071,8 +1101,12 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		}
 		if keepable && nowErr == nil {
 			// Unsure: by the lstats before git read the files, and
-			// again now, after it did.
+			// again now, after it did; a path git was not asked about
+			// (same) by the one before alone.
 			next.Unsure = ed.stamps.unsure(paths, func(p string) os.FileInfo {
+				if fi := same[p]; fi != nil {
+					return fi
+				}
 				fi, err := os.Lstat(r.inTree(p))
 				if err != nil {
 					return nil
@@ -1084,6 +1118,9 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			if sum, settled, ok := ed.stamps.sum(paths); ok && settled && len(info) == 0 {
 				next.StatSum = sum
 			}
+			if len(paths) >= keptStampsMin && len(info) == 0 {
+				next.Stamps = ed.stamps.settledRecords(paths)
+			}
 			// Out of tmp at once: a capture killed now leaves no private
 			// index there that an ended one would not.
 			if pend := r.pendKeptStage(idx); pend != "" {
@@ -1094,7 +1131,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			// keep anew.
 			if unchanged && len(listing) > 0 && sameSet(ks.Paths, next.Paths) &&
 				sameSet(ks.Attrs, next.Attrs) && sameSet(ks.Dirs, next.Dirs) && sameSet(ks.Unsure, next.Unsure) &&
-				ks.StatSum == next.StatSum {
+				ks.StatSum == next.StatSum && ks.StampsSum == stampsSum(next.Stamps) {
 				ed.same = true
 			}
 		}
