@@ -854,6 +854,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	have := make(map[string]bool, len(paths)) // paths the index holds an entry of now
 	haveDir := map[string]bool{}
 	var same map[string]os.FileInfo // paths left out of update-index, with their lstats
+	var again []TreeChange          // the kept entries recorded again (Unsure)
 	if ks != nil {
 		asked := make(map[string]bool, len(paths))
 		for _, p := range paths {
@@ -861,7 +862,9 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 		}
 		// An entry made of a change git cannot tell from a later write
 		// (Unsure) loses its stat data: it is recorded again, same mode
-		// and object, by --index-info, so git reads the file again. git
+		// and object, with the seed below (as --cacheinfo arguments of
+		// the update-index that stages the paths, or --index-info), so
+		// git reads the file again. git
 		// compares whole seconds, so a later write in that second that
 		// kept the size and put the mtime back (cp -p, touch -d) would
 		// look clean to it, and the old entry would stand for the new
@@ -884,13 +887,12 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 		var drop []string
-		var records bytes.Buffer // --index-info: the unsure entries again, the drops (mode 0)
 		for p := range ks.Paths {
-			e, again := unsure[p]
+			e, isAgain := unsure[p]
 			switch {
-			case again:
+			case isAgain:
 				have[p] = true
-				fmt.Fprintf(&records, "%s %s 0\t%s\x00", e.Mode, e.OID, p)
+				again = append(again, TreeChange{Path: p, DstMode: e.Mode, Dst: e.OID})
 			case asked[p] && !ks.Unsure[p]:
 				have[p] = true
 			default:
@@ -917,17 +919,18 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 				}
 			}
 		}
-		if len(drop) > 0 || records.Len() > 0 {
+		if len(drop) > 0 {
 			sort.Strings(drop)
+			var records bytes.Buffer // --index-info: the drops (mode 0)
 			for _, p := range drop {
 				fmt.Fprintf(&records, "0 %s 0\t%s\x00", strings.Repeat("0", ed.hexLen), p)
 			}
 			if _, err := r.Run(ctx, Options{Env: env, Stdin: &records}, "update-index", "-z", "--index-info"); err != nil {
-				return nil, fmt.Errorf("dropping the kept stage index's other entries, or its unsure ones' stat data: %w", err)
+				return nil, fmt.Errorf("dropping the kept stage index's other entries: %w", err)
 			}
 		}
 	}
-	var seed []TreeChange // Path, DstMode, Dst: an entry the index starts with
+	seed := again // Path, DstMode, Dst: an entry the index starts with
 	var look []string     // paths whose entries in base are looked up
 	for _, p := range paths {
 		if !have[p] {
@@ -1001,9 +1004,10 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// git refuses to name (core.protectNTFS) makes --cacheinfo fail where
 	// --index-info leaves it out ("Ignoring path"): then, having written
 	// nothing, it is done in two steps.
-	// (A kept stage index racily clean for a file needs no forced write:
-	// that file's entry is Unsure, recorded again above, and git writes
-	// the index anew in this later second.)
+	// The Unsure entries recorded again are in the seed too. (A kept
+	// stage index racily clean for a file needs no forced write: that
+	// file's entry is Unsure, recorded again, and git writes the index
+	// anew in this later second.)
 	var cacheinfo []string
 	size := 0
 	for _, e := range seed {
