@@ -316,11 +316,8 @@ func (r *Repo) loadKeptStage() *keptStage {
 // "/"). ok is false when the file is missing, is not the one stage.json
 // names (its SHA-256 is not sum) or does not parse.
 func (r *Repo) keptSets(index, sum string) (paths, dirs map[string]bool, ok bool) {
-	b, err := os.ReadFile(filepath.Join(r.keptDir(), index+".sets"))
-	if err != nil || sum == "" {
-		return nil, nil, false
-	}
-	if s := sha256.Sum256(b); hex.EncodeToString(s[:]) != sum {
+	b := readSummed(filepath.Join(r.keptDir(), index+".sets"), sum)
+	if b == nil {
 		return nil, nil, false
 	}
 	// No path is empty: the first empty record ends Paths.
@@ -505,14 +502,8 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 // (keptStage.Stamps, by path), nil when there are none or the file is
 // not the one stage.json names (its SHA-256 differs).
 func (r *Repo) keptStamps(ks *keptStage) map[string][stampLen]byte {
-	if ks.StampsSum == "" {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(r.keptDir(), ks.Index+".stamps"))
-	if err != nil {
-		return nil
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ks.StampsSum {
+	b := readSummed(filepath.Join(r.keptDir(), ks.Index+".stamps"), ks.StampsSum)
+	if b == nil {
 		return nil
 	}
 	m, ok := parseStampRecords(b)
@@ -526,15 +517,27 @@ func (r *Repo) keptStamps(ks *keptStage) map[string][stampLen]byte {
 // (keptStage.Listing), nil when there is none or the file is not the one
 // stage.json names (its SHA-256 differs).
 func (r *Repo) keptListing(ks *keptStage) []byte {
-	if ks.ListingSum == "" {
+	return readSummed(filepath.Join(r.keptDir(), ks.Index+".ls"), ks.ListingSum)
+}
+
+// readSummed returns the file at path when its hex SHA-256 is sum: one
+// of the kept files beside the description that names it with its sum.
+// nil when sum is "", the file is missing, or it is not that one (a
+// write cut short, another capture's, another hand's); an empty file is
+// a non-nil empty slice.
+func readSummed(path, sum string) []byte {
+	if sum == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(r.keptDir(), ks.Index+".ls"))
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != ks.ListingSum {
+	if s := sha256.Sum256(b); hex.EncodeToString(s[:]) != sum {
 		return nil
+	}
+	if b == nil {
+		b = []byte{}
 	}
 	return b
 }

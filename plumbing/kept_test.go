@@ -1240,18 +1240,7 @@ func TestKeptStampsSpareUpdateIndex(t *testing.T) {
 	}
 
 	// The same size, the old mtime: only the ctime tells.
-	p := r.Path("d/f02")
-	st, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := strings.ToUpper(r.Read("d/f02"))
-	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
-		t.Fatal(err)
-	}
+	edited := rewriteKeepMtime(t, r, "d/f02")
 	time.Sleep(20 * time.Millisecond) // a tick of the file system's clock: the edit settles before the capture
 	snap, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
 	if got, _ := r.Show(string(snap.Tree), "d/f02"); got != edited {
@@ -1430,6 +1419,26 @@ func TestKeptConfigEnvFiles(t *testing.T) {
 	}
 }
 
+// rewriteKeepMtime writes rel's content in upper case (the same size) and
+// puts its mtime back, as cp -p would: only the ctime tells. It returns
+// the new content.
+func rewriteKeepMtime(t *testing.T, r *gittest.Repo, rel string) string {
+	t.Helper()
+	p := r.Path(rel)
+	st, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := strings.ToUpper(r.Read(rel))
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	return content
+}
+
 // TestKeptStampsSomePaths: beside 20 files changed and never staged, one
 // more edit and a rewrite of the same size with the mtime put back (only
 // the ctime tells): git reads those two files and no other, the others'
@@ -1449,18 +1458,7 @@ func TestKeptStampsSomePaths(t *testing.T) {
 	}
 	tick() // the edits and the capture in one second: their entries Unsure
 	r.Write("d/f03", "edited again\n")
-	p := r.Path("d/f07")
-	st, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewritten := strings.ToUpper(r.Read("d/f07"))
-	if err := os.WriteFile(p, []byte(rewritten), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
-		t.Fatal(err)
-	}
+	rewritten := rewriteKeepMtime(t, r, "d/f07")
 	time.Sleep(20 * time.Millisecond) // a tick of the file system's clock: the edits settle before the capture
 	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
 	if got := reads(); got != 2 {

@@ -1,8 +1,6 @@
 package plumbing
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,11 +126,8 @@ func (r *Repo) loadMemoChanges(digest string) (map[string]*Entry, bool) {
 	if len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
 		return nil, false
 	}
-	b, err := os.ReadFile(r.memoChangesPath(digest))
-	if err != nil {
-		return nil, false
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != digest {
+	b := readSummed(r.memoChangesPath(digest), digest)
+	if b == nil {
 		return nil, false
 	}
 	return parseChangesRecords(b)
