@@ -930,8 +930,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			}
 		}
 	}
-	seed := again // Path, DstMode, Dst: an entry the index starts with
-	var look []string     // paths whose entries in base are looked up
+	seed := again     // Path, DstMode, Dst: an entry the index starts with
+	var look []string // paths whose entries in base are looked up
 	for _, p := range paths {
 		if !have[p] {
 			look = append(look, p)
