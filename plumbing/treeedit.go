@@ -828,9 +828,11 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// The same paths as the kept stage index's, each file's stamp as it
 	// was when that index was made and then settled (stamps.go): git
 	// would find every entry clean and hash nothing, so its listing's
-	// entries are the answer, and no update-index is started.
+	// entries are the answer, and no update-index is started. (The
+	// stamps' sum is taken once, for this and to keep.)
+	statSum, statSettled, statOK := ed.stamps.sum(paths)
 	if ks != nil && len(info) == 0 && ks.StatSum != "" && len(ks.Paths) == len(paths) {
-		if sum, _, ok := ed.stamps.sum(paths); ok && sum == ks.StatSum {
+		if statOK && statSum == ks.StatSum {
 			if listing := r.keptListing(ks); listing != nil {
 				if list, err := ParseLsFiles(listing); err == nil {
 					if res, err := r.stagedEntries(list, paths, nil); err == nil {
@@ -1119,8 +1121,8 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 			})
 			// The paths' stamps, where every file had settled and the
 			// index holds nothing but them (stamps.go).
-			if sum, settled, ok := ed.stamps.sum(paths); ok && settled && len(info) == 0 {
-				next.StatSum = sum
+			if statOK && statSettled && len(info) == 0 {
+				next.StatSum = statSum
 			}
 			if len(paths) >= keptStampsMin && len(info) == 0 {
 				next.Stamps = ed.stamps.settledRecords(paths)
