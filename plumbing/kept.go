@@ -440,25 +440,14 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	// mismatch, a miss); only stage.json, which captures read while it is
 	// replaced, goes through renameio. Three fsyncs a capture were about
 	// 1.3 ms of a hook turn's CPU on test262 (issue 16).
-	sets := keptSetsBytes(ks)
-	if writeNewFile(filepath.Join(dir, name+".sets"), sets) != nil {
+	var ok bool
+	if f.SetsSum, ok = writeSummed(filepath.Join(dir, name+".sets"), keptSetsBytes(ks)); !ok {
 		return false
 	}
-	sum := sha256.Sum256(sets)
-	f.SetsSum = hex.EncodeToString(sum[:])
-	if ks.Listing != nil {
-		// Beside the index, before the description that names both.
-		sum := sha256.Sum256(ks.Listing)
-		if writeNewFile(filepath.Join(dir, name+".ls"), ks.Listing) == nil {
-			f.ListingSum = hex.EncodeToString(sum[:])
-		}
-	}
-	if ks.Stamps != nil {
-		sum := sha256.Sum256(ks.Stamps)
-		if writeNewFile(filepath.Join(dir, name+".stamps"), ks.Stamps) == nil {
-			f.StampsSum = hex.EncodeToString(sum[:])
-		}
-	}
+	// The listing and the stamps likewise; one that cannot be written is
+	// not named, and is asked of git again.
+	f.ListingSum, _ = writeSummed(filepath.Join(dir, name+".ls"), ks.Listing)
+	f.StampsSum, _ = writeSummed(filepath.Join(dir, name+".stamps"), ks.Stamps)
 	b, err := json.Marshal(f)
 	if err == nil {
 		err = renameio.WriteFile(r.keptStagePath(), b, 0o600, renameio.WithTempDir(dir))
@@ -520,6 +509,22 @@ func (r *Repo) keptListing(ks *keptStage) []byte {
 	return readSummed(filepath.Join(r.keptDir(), ks.Index+".ls"), ks.ListingSum)
 }
 
+// writeSummed creates path, a new file (writeNew), holding b, and returns
+// b's hex SHA-256 for the description that names it (readSummed); ""
+// and false when b is nil or the file could not be written.
+func writeSummed(path string, b []byte) (string, bool) {
+	if b == nil || writeNewFile(path, b) != nil {
+		return "", false
+	}
+	return sha256Hex(b), true
+}
+
+// sha256Hex is the hex SHA-256 of b.
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // readSummed returns the file at path when its hex SHA-256 is sum: one
 // of the kept files beside the description that names it with its sum.
 // nil when sum is "", the file is missing, or it is not that one (a
@@ -533,7 +538,7 @@ func readSummed(path, sum string) []byte {
 	if err != nil {
 		return nil
 	}
-	if s := sha256.Sum256(b); hex.EncodeToString(s[:]) != sum {
+	if sha256Hex(b) != sum {
 		return nil
 	}
 	if b == nil {
@@ -566,10 +571,7 @@ func nulOf(m map[string]bool) []byte {
 // changesDigest is the hex SHA-256 of records, a tree edit's changes
 // (changesRecords: path, mode and object of each; a removal without
 // either), whatever their order.
-func changesDigest(records []byte) string {
-	sum := sha256.Sum256(records)
-	return hex.EncodeToString(sum[:])
-}
+func changesDigest(records []byte) string { return sha256Hex(records) }
 
 // sortedChanges returns the paths of changes, sorted: the one sort of
 // them a capture makes, for changesDigest and writeWhole (10,000 changed

@@ -153,8 +153,7 @@ func stampsSum(records []byte) string {
 	if records == nil {
 		return ""
 	}
-	sum := sha256.Sum256(records)
-	return hex.EncodeToString(sum[:])
+	return sha256Hex(records)
 }
 
 // parseStampRecords reads settledRecords back: the stamp of each path.
