@@ -211,10 +211,15 @@ func randHex() string {
 // refresh: a dedup) need not ask again. The listing is kept beside the
 // index, in <Index>.ls, raw, and stage.json holds its SHA-256
 // (ListingSum): it is read only where it is used (keptListing), and
-// stage.json, which every capture reads, stays small. So are Paths and
-// Dirs, in <Index>.sets (keptSets; SetsSum): in base64 inside stage.json
-// the 10,000 paths of a big capture cost it 17 ms to decode and more to
-// encode, a tenth of its own CPU.
+// stage.json, which every capture reads, stays small. So are Paths, Dirs
+// and Unsure, in <Index>.sets (keptSets; SetsSum), read by the capture
+// that stages from the kept index past its fast path (loadSets), and by
+// no other: in base64 inside stage.json the 10,000 paths of a big
+// capture cost it 17 ms to decode and more to encode, a tenth of its own
+// CPU, and read at every capture the 50,000 paths of one big turn cost
+// each dedup after it 6-8 ms (issue 16). Count is how many Paths there
+// are, in stage.json, so that a capture staging far fewer paths leaves
+// the kept index alone without reading them (keptUsable).
 type keptStage struct {
 	Index   string
 	Base    OID
@@ -224,6 +229,10 @@ type keptStage struct {
 	Tainted bool
 	Env     string
 	Unsure  map[string]bool
+	Count   int
+	// loaded says that Paths, Dirs and Unsure are read (loadSets), or
+	// set by the capture that made it.
+	loaded  bool
 	Memo    stageMemo
 	Listing []byte // set to store; loaded by keptListing
 	// ListingSum is the hex SHA-256 of the listing file, as loaded.
@@ -248,8 +257,9 @@ type keptStage struct {
 // keptStageVersion is the format of stage.json; another is not read.
 // Version 4 moved Paths and Dirs out of it, into <Index>.sets; version 5
 // added Unsure (an older file, without it, is not to be trusted);
-// version 6 the stamps of each file (StampsSum).
-const keptStageVersion = 6
+// version 6 the stamps of each file (StampsSum); version 7 moved Unsure
+// into <Index>.sets and added the count of paths (keptStage.Count).
+const keptStageVersion = 7
 
 // stageMemo says that the tree edit of Base with the changes whose digest
 // is Digest (changesDigest) made Tree.
@@ -260,19 +270,19 @@ type stageMemo struct {
 }
 
 // keptStageFile is stage.json: Attrs NUL-terminated, as git's -z output,
-// stored as base64 (a path is any bytes but NUL); Paths and Dirs are in
-// <Index>.sets, whose SHA-256 SetsSum is (keptSets).
+// stored as base64 (a path is any bytes but NUL); Paths, Dirs and Unsure
+// are in <Index>.sets, whose SHA-256 SetsSum is (keptSets), and Count
+// says how many Paths there are.
 type keptStageFile struct {
-	Version int    `json:"version"`
-	Index   string `json:"index"`
-	Base    OID    `json:"base"`
-	Attrs   []byte `json:"attrs,omitempty"`
-	SetsSum string `json:"sets_sha256"`
-	Tainted bool   `json:"tainted,omitempty"`
-	Env     string `json:"env,omitempty"`
-	// Unsure is keptStage.Unsure, NUL-terminated as Attrs.
-	Unsure []byte    `json:"unsure,omitempty"`
-	Memo   stageMemo `json:"memo"`
+	Version int       `json:"version"`
+	Index   string    `json:"index"`
+	Base    OID       `json:"base"`
+	Attrs   []byte    `json:"attrs,omitempty"`
+	SetsSum string    `json:"sets_sha256"`
+	Count   int       `json:"path_count"`
+	Tainted bool      `json:"tainted,omitempty"`
+	Env     string    `json:"env,omitempty"`
+	Memo    stageMemo `json:"memo"`
 	// ListingSum is the hex SHA-256 of <Index>.ls (keptStage.Listing).
 	ListingSum string `json:"listing_sha256,omitempty"`
 	// StatSum is keptStage.StatSum.
@@ -284,7 +294,8 @@ type keptStageFile struct {
 func (r *Repo) keptStagePath() string { return filepath.Join(r.keptDir(), "stage.json") }
 
 // loadKeptStage returns the kept stage index's description, nil when
-// there is none or it is not whole.
+// there is none or it is not whole: stage.json alone, its sets not read
+// (loadSets).
 func (r *Repo) loadKeptStage() *keptStage {
 	b, err := os.ReadFile(r.keptStagePath())
 	if err != nil {
@@ -292,70 +303,115 @@ func (r *Repo) loadKeptStage() *keptStage {
 	}
 	var f keptStageFile
 	if json.Unmarshal(b, &f) != nil || f.Version != keptStageVersion || !validKeptName(f.Index, "stage-") ||
-		!isOIDHex(string(f.Base)) {
+		!isOIDHex(string(f.Base)) || f.Count < 0 {
 		return nil
 	}
 	ks := &keptStage{Index: f.Index, Base: f.Base, Memo: f.Memo, Tainted: f.Tainted, Env: f.Env, ListingSum: f.ListingSum,
-		SetsSum: f.SetsSum, StatSum: f.StatSum, StampsSum: f.StampsSum}
+		SetsSum: f.SetsSum, Count: f.Count, StatSum: f.StatSum, StampsSum: f.StampsSum}
 	var ok bool
 	if ks.Attrs, ok = nulSet(f.Attrs); !ok {
-		return nil
-	}
-	if ks.Unsure, ok = nulSet(f.Unsure); !ok {
-		return nil
-	}
-	if ks.Paths, ks.Dirs, ok = r.keptSets(f.Index, f.SetsSum); !ok {
 		return nil
 	}
 	return ks
 }
 
-// keptSets reads <index>.sets, the Paths and the Dirs of the kept stage
-// index named index: each a NUL-terminated list, in no order, the Dirs
-// after an empty record, each with a "/" after it (the top directory is
-// "/"). ok is false when the file is missing, is not the one stage.json
-// names (its SHA-256 is not sum) or does not parse.
-func (r *Repo) keptSets(index, sum string) (paths, dirs map[string]bool, ok bool) {
+// loadSets reads ks's Paths, Dirs and Unsure from <Index>.sets
+// (keptSets) unless they are there already, and reports whether ks has
+// them: false when the file is missing, is not the one stage.json names,
+// does not parse or holds other than Count paths.
+func (r *Repo) loadSets(ks *keptStage) bool {
+	if ks.loaded {
+		return true
+	}
+	paths, dirs, unsure, ok := r.keptSets(ks.Index, ks.SetsSum)
+	if !ok || len(paths) != ks.Count {
+		return false
+	}
+	ks.Paths, ks.Dirs, ks.Unsure, ks.loaded = paths, dirs, unsure, true
+	return true
+}
+
+// keptSlack is how many more paths than twice those a capture stages the
+// kept stage index may hold and still be staged from (keptUsable).
+const keptSlack = 64
+
+// keptUsable reports whether a kept stage index of count paths is worth
+// staging n paths from: its copy, its sets and the drop of the entries
+// of the paths not staged now cost with count, what it spares (hashing
+// again the files of paths in both) with n. After a turn of 50,000 new
+// files, rolled back or committed, the next capture of one changed file
+// copied a 4.8 MB index and had update-index drop 50,000 entries from it,
+// 0.23 s of CPU on test262 (issue 16); a capture of few paths hashes them
+// again instead.
+func keptUsable(count, n int) bool { return count <= 2*n+keptSlack }
+
+// keptSets reads <index>.sets, the Paths, the Dirs and the Unsure of the
+// kept stage index named index: each a NUL-terminated list, in no order,
+// the Dirs after an empty record, each with a "/" after it (the top
+// directory is "/"), then another empty record and Unsure. ok is false
+// when the file is missing, is not the one stage.json names (its SHA-256
+// is not sum) or does not parse.
+func (r *Repo) keptSets(index, sum string) (paths, dirs, unsure map[string]bool, ok bool) {
 	b := readSummed(filepath.Join(r.keptDir(), index+".sets"), sum)
 	if b == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	// No path is empty: the first empty record ends Paths.
-	cut := 0
-	if len(b) == 0 || b[0] != 0 {
-		i := bytes.Index(b, []byte{0, 0})
-		if i < 0 {
-			return nil, nil, false
-		}
-		cut = i + 1
-	}
-	if paths, ok = nulSet(b[:cut]); !ok {
-		return nil, nil, false
-	}
-	d, ok := nulSet(b[cut+1:])
+	p, rest, ok := cutRecords(b)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	dirs = make(map[string]bool, len(d))
-	for p := range d {
+	d, u, ok := cutRecords(rest)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	if paths, ok = nulSet(p); !ok {
+		return nil, nil, nil, false
+	}
+	if unsure, ok = nulSet(u); !ok {
+		return nil, nil, nil, false
+	}
+	ds, ok := nulSet(d)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	dirs = make(map[string]bool, len(ds))
+	for p := range ds {
 		if !strings.HasSuffix(p, "/") {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		dirs[strings.TrimSuffix(p, "/")] = true
 	}
-	return paths, dirs, true
+	return paths, dirs, unsure, true
 }
 
-// keptSetsBytes is what keptSets reads: ks's Paths, an empty record and
-// its Dirs, each "/"-terminated, every record NUL-terminated. Unsorted:
-// they are sets, and a sort of 10,000 paths costs about 5 ms.
+// cutRecords cuts b, NUL-terminated records none of which is empty but
+// one, at that empty record: the records before it, and what follows.
+// ok is false when there is none.
+func cutRecords(b []byte) (before, after []byte, ok bool) {
+	if len(b) > 0 && b[0] == 0 {
+		return nil, b[1:], true
+	}
+	i := bytes.Index(b, []byte{0, 0})
+	if i < 0 {
+		return nil, nil, false
+	}
+	return b[:i+1], b[i+2:], true
+}
+
+// keptSetsBytes is what keptSets reads: ks's Paths, an empty record, its
+// Dirs, each "/"-terminated, another empty record and its Unsure, every
+// record NUL-terminated. Unsorted: they are sets, and a sort of 10,000
+// paths costs about 5 ms.
 func keptSetsBytes(ks *keptStage) []byte {
-	size := 1
+	size := 2
 	for p := range ks.Paths {
 		size += len(p) + 1
 	}
 	for d := range ks.Dirs {
 		size += len(d) + 2
+	}
+	for p := range ks.Unsure {
+		size += len(p) + 1
 	}
 	b := make([]byte, 0, size)
 	for p := range ks.Paths {
@@ -364,6 +420,10 @@ func keptSetsBytes(ks *keptStage) []byte {
 	b = append(b, 0)
 	for d := range ks.Dirs {
 		b = append(append(b, d...), '/', 0)
+	}
+	b = append(b, 0)
+	for p := range ks.Unsure {
+		b = append(append(b, p...), 0)
 	}
 	return b
 }
@@ -431,7 +491,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	dir := r.keptDir()
 	name := filepath.Base(path)
 	f := keptStageFile{Version: keptStageVersion, Index: name, Base: ks.Base, Memo: ks.Memo, Tainted: ks.Tainted, Env: ks.Env,
-		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), StatSum: ks.StatSum}
+		Attrs: nulOf(ks.Attrs), Count: len(ks.Paths), StatSum: ks.StatSum}
 	// The sets beside the index, before the description that names them;
 	// without them it is not kept. They and the listing are new files
 	// under the new index's unique name, which no reader opens before
@@ -455,7 +515,7 @@ func (r *Repo) storeKeptStage(path string, ks *keptStage) bool {
 	if err != nil {
 		return false
 	}
-	ks.Index, ks.ListingSum, ks.SetsSum, ks.StampsSum = name, f.ListingSum, f.SetsSum, f.StampsSum
+	ks.Index, ks.ListingSum, ks.SetsSum, ks.StampsSum, ks.Count, ks.loaded = name, f.ListingSum, f.SetsSum, f.StampsSum, f.Count, true
 	r.removeKept("stage-", name)
 	return true
 }
@@ -474,7 +534,7 @@ func (r *Repo) rememoKeptStage(ks *keptStage, m stageMemo) bool {
 		return false
 	}
 	f := keptStageFile{Version: keptStageVersion, Index: ks.Index, Base: ks.Base, Memo: m, Tainted: ks.Tainted, Env: ks.Env,
-		Attrs: nulOf(ks.Attrs), Unsure: nulOf(ks.Unsure), SetsSum: ks.SetsSum, ListingSum: ks.ListingSum, StatSum: ks.StatSum,
+		Attrs: nulOf(ks.Attrs), SetsSum: ks.SetsSum, Count: ks.Count, ListingSum: ks.ListingSum, StatSum: ks.StatSum,
 		StampsSum: ks.StampsSum}
 	b, err := json.Marshal(f)
 	if err == nil {

@@ -1125,10 +1125,11 @@ func TestStatusIndexOfAFreshIndex(t *testing.T) {
 	}
 }
 
-// TestKeptSetsBesideStageJSON: the paths and directories of the kept
-// stage index are in <index>.sets, raw, and stage.json, which every
-// capture decodes, holds neither (in base64 there, 10,000 changed paths
-// cost a capture 17 ms to decode and more to encode).
+// TestKeptSetsBesideStageJSON: the paths, directories and unsure paths
+// of the kept stage index are in <index>.sets, raw, and stage.json, which
+// every capture decodes, holds none of them, only how many paths there
+// are (in base64 there, 10,000 changed paths cost a capture 17 ms to
+// decode and more to encode).
 func TestKeptSetsBesideStageJSON(t *testing.T) {
 	t.Parallel()
 	r, _, _ := unstagedCapture(t, 3)
@@ -1147,17 +1148,31 @@ func TestKeptSetsBesideStageJSON(t *testing.T) {
 	if _, ok := f["dirs"]; ok {
 		t.Errorf("stage.json holds the directories: %s", b)
 	}
+	if _, ok := f["unsure"]; ok {
+		t.Errorf("stage.json holds the unsure paths: %s", b)
+	}
+	if n, _ := f["path_count"].(float64); n != 3 {
+		t.Errorf("stage.json counts %v paths, want 3: %s", f["path_count"], b)
+	}
 	index, _ := f["index"].(string)
 	sets, err := os.ReadFile(filepath.Join(kept, index+".sets"))
 	if err != nil {
 		t.Fatalf("no sets beside the kept stage index %q: %v", index, err)
 	}
-	paths, dirs, found := strings.Cut(string(sets), "\x00\x00")
+	paths, rest, found := strings.Cut(string(sets), "\x00\x00")
 	if !found {
 		t.Fatalf("sets %q: no empty record between the paths and the directories", sets)
 	}
-	gotPaths := strings.Split(paths, "\x00")
-	gotDirs := strings.Split(strings.TrimSuffix(dirs, "\x00"), "\x00")
+	dirs, unsure, found := strings.Cut(rest, "\x00\x00")
+	if !found {
+		t.Fatalf("sets %q: no empty record between the directories and the unsure paths", sets)
+	}
+	if unsure != "" {
+		t.Errorf("unsure paths %q, want none (the files had settled)", unsure)
+	}
+	gotPaths := strings.Split(paths+"\x00", "\x00")
+	gotPaths = gotPaths[:len(gotPaths)-1]
+	gotDirs := strings.Split(dirs, "\x00")
 	sort.Strings(gotPaths)
 	sort.Strings(gotDirs)
 	if want := []string{"d/f00", "d/f01", "d/f02"}; !reflect.DeepEqual(gotPaths, want) {
@@ -1169,9 +1184,11 @@ func TestKeptSetsBesideStageJSON(t *testing.T) {
 }
 
 // TestKeptSetsDamaged: a sets file that is not the one stage.json names
-// (changed, or gone) makes the kept stage index unused: every changed file
-// is hashed again, and the tree is the same. Trusted, a set missing a
-// path would have had the stage index seeded wrong.
+// (changed, or gone) makes the kept stage index unused past its fast path
+// (which the sum of the stamps decides, and which reads no sets): a
+// capture after one of the files changed hashes every changed file again,
+// not that one alone, and the tree is the same as from scratch. Trusted,
+// a set missing a path would have had the stage index seeded wrong.
 func TestKeptSetsDamaged(t *testing.T) {
 	t.Parallel()
 	for _, damage := range []string{"changed", "gone"} {
@@ -1198,12 +1215,13 @@ func TestKeptSetsDamaged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r.Write("d/f00", "unstaged 0, and again\n")
 			snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
-			if snap.Tree != first.Tree {
-				t.Fatalf("tree %s, want %s:\n%s", snap.Tree, first.Tree, tr)
-			}
 			if got := reads(); got != 3 {
 				t.Fatalf("with its sets %s, the kept stage index was used: %d files hashed, want 3:\n%s", damage, got, tr)
+			}
+			if want := scratch(t, r); snap.Tree != want.Tree {
+				t.Fatalf("tree %s, want %s:\n%s", snap.Tree, want.Tree, tr)
 			}
 		})
 	}
@@ -1504,4 +1522,68 @@ func TestKeptStampsSomePaths(t *testing.T) {
 		t.Fatalf("captured d/f03 %q", got)
 	}
 	assertSameAsScratch(t, r, snap)
+}
+
+// TestKeptStageFarBigger (issue 16): after a capture of many changed
+// paths (a big turn), the captures that stage none of them read nothing
+// of the kept stage index but stage.json: a dedup takes the fast path and
+// the memo with its sets gone. A capture that stages far fewer paths than
+// the kept index holds (keptUsable) stages without it, hashing its one
+// file again rather than copying the big index and dropping the rest of
+// its entries, and keeps its own; the tree is the one from scratch.
+func TestKeptStageFarBigger(t *testing.T) {
+	t.Parallel()
+	const n = 2*1 + 64 + 10 // more than keptUsable allows for one path
+	r, reads := countingRepo(t, n)
+	for i := 0; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
+	}
+	tick()
+	first := capture(t, r, plumbing.CaptureOptions{})
+	if got := reads(); got != n {
+		t.Fatalf("the first capture hashed %d files, want %d", got, n)
+	}
+	kept := filepath.Join(r.GitDir, "venom", "kept")
+	sets, _ := filepath.Glob(filepath.Join(kept, "stage-*.sets"))
+	if len(sets) != 1 {
+		t.Fatalf("kept sets %v, want one", sets)
+	}
+	if err := os.Remove(sets[0]); err != nil {
+		t.Fatal(err)
+	}
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if snap.Tree != first.Tree || reads() != 0 || runs(tr, "update-index") != 0 || runs(tr, "mktree") != 0 {
+		t.Fatalf("the dedup, its sets gone: tree %s (want %s); it staged or wrote a tree:\n%s", snap.Tree, first.Tree, tr)
+	}
+	// All but d/f00 back as HEAD has them: one path to stage.
+	for i := 1; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("content %d\n", i))
+	}
+	r.Write("d/f00", "unstaged 0, and again\n")
+	// The reverted files' stat data fresh in the index, and not racily
+	// clean: status reads none of them (a read would be counted).
+	tick()
+	r.Git("update-index", "-q", "--refresh")
+	tick()
+	reads()
+	snap, tr = tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, fmt.Sprintf("capture: the kept stage index holds %d paths, 1 are staged now: staged without it", n)) {
+		t.Fatalf("the kept stage index of %d paths was used for one:\n%s", n, tr)
+	}
+	if got := reads(); got != 1 {
+		t.Errorf("%d files hashed, want 1:\n%s", got, tr)
+	}
+	if want := scratch(t, r); snap.Tree != want.Tree {
+		t.Fatalf("tree %s, want %s:\n%s", snap.Tree, want.Tree, tr)
+	}
+	b, err := os.ReadFile(filepath.Join(kept, "stage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Count int `json:"path_count"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.Count != 1 {
+		t.Fatalf("the kept stage index after: %s (%v), want one path", b, err)
+	}
 }

@@ -825,13 +825,19 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	if ks != nil && (ks.Base != ed.base || ks.Tainted || taint || ks.Env != envID) {
 		ks = nil
 	}
+	// Nor where it holds far more paths than are staged now: what it
+	// costs grows with its paths, what it spares with these (keptUsable).
+	if ks != nil && !keptUsable(ks.Count, len(paths)) {
+		r.trace.printf("capture: the kept stage index holds %d paths, %d are staged now: staged without it", ks.Count, len(paths))
+		ks = nil
+	}
 	// The same paths as the kept stage index's, each file's stamp as it
 	// was when that index was made and then settled (stamps.go): git
 	// would find every entry clean and hash nothing, so its listing's
 	// entries are the answer, and no update-index is started. (The
 	// stamps' sum is taken once, for this and to keep.)
 	statSum, statSettled, statOK := ed.stamps.sum(paths)
-	if ks != nil && len(info) == 0 && ks.StatSum != "" && len(ks.Paths) == len(paths) {
+	if ks != nil && len(info) == 0 && ks.StatSum != "" && ks.Count == len(paths) {
 		if statOK && statSum == ks.StatSum {
 			if listing := r.keptListing(ks); listing != nil {
 				if list, err := ParseLsFiles(listing); err == nil {
@@ -843,6 +849,12 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 				}
 			}
 		}
+	}
+	// Past the fast path, its sets (the sum of the stamps names the paths
+	// already): without them, it is not used.
+	if ks != nil && !r.loadSets(ks) {
+		r.trace.printf("capture: the kept stage index's sets are not whole: staged without it")
+		ks = nil
 	}
 	copiedSum := "" // the checksum at the end of the copy of the kept stage index, as made
 	if ks != nil {
