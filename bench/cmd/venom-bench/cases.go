@@ -36,7 +36,7 @@ func allCases(o *options) []caseFunc {
 		cs = append(cs, rollbackRow(n))
 	}
 	if o.big > 0 {
-		cs = append(cs, newFilesCapture, rollbackDeletions, rollbackCreations)
+		cs = append(cs, newFilesCapture, afterBigTurn, rollbackDeletions, rollbackCreations)
 	}
 	return cs
 }
@@ -564,6 +564,63 @@ func modifiedRow(n int) caseFunc {
 		}
 		return c, nil
 	}
+}
+
+// afterBigTurn (issue 16): a capture of one modified file after a turn
+// that wrote o.big new files (a codegen), captured, and which the person
+// then threw away (rm -rf), against the RFC core recipe and status on
+// the same state. Every run, both sides, goes through the whole of it
+// (the turn's capture on venom's side alone, untimed), so venom's caches
+// are each time what that turn left: a kept stage index of o.big paths,
+// of which this capture stages none (git-venom-checkpoint(1), FILES;
+// before, it copied that index and had update-index drop every entry).
+// Checked: the checkpoint holds the file.
+func afterBigTurn(t *tree, o *options) (*benchCase, error) {
+	one, err := editSet(t, 1)
+	if err != nil {
+		return nil, err
+	}
+	f := &newFiles{t: t, top: "venom-bench-bigturn", n: o.big}
+	agent := ""
+	// turn makes the state both sides start from; captured, with the
+	// turn's capture, on venom's side.
+	turn := func(run int, captured bool) error {
+		if err := f.write(run); err != nil {
+			return err
+		}
+		if captured {
+			agent = fmt.Sprintf("after-big-%d", run)
+			if _, err := checkpointCmd(t.dir, &agent)(); err != nil {
+				return err
+			}
+		}
+		if err := f.remove(); err != nil {
+			return err
+		}
+		return one.modify("after-big-turn", run)
+	}
+	base := func(run int) error { return turn(run, false) }
+	holds := holdsDisk(t.dir, one.paths)
+	return &benchCase{
+		name:    fmt.Sprintf("capture, 1 modified after a discarded turn of %d new files", f.n),
+		maxReps: 3,
+		venom: side{
+			label:   "git venom-checkpoint (new checkpoint)",
+			prepare: func(run int) error { return turn(run, true) },
+			run:     checkpointCmd(t.dir, &agent),
+			check:   wantNew(holds),
+		},
+		bases: []baseline{
+			statusBase(t, base, wantEntries(1), 0),
+			{side: recipeSide(t, base, holds), target: 1.1},
+		},
+		teardown: func() error {
+			if err := one.restore(); err != nil {
+				return err
+			}
+			return t.dropLoose()
+		},
+	}, nil
 }
 
 // newFiles is a directory of n new (untracked) files the bench writes and
