@@ -828,7 +828,7 @@ func (r *Repo) stage(ctx context.Context, ed *treeEditor, paths []string, withou
 	// Nor where it holds far more paths than are staged now: what it
 	// costs grows with its paths, what it spares with these (keptUsable).
 	if ks != nil && !keptUsable(ks.Count, len(paths)) {
-		r.trace.printf("capture: the kept stage index holds %d paths, %d are staged now: staged without it", ks.Count, len(paths))
+		r.trace.printf("capture: the kept stage index holds %d paths, far more than the %d staged now: staged without it", ks.Count, len(paths))
 		ks = nil
 	}
 	// The same paths as the kept stage index's, each file's stamp as it
