@@ -993,7 +993,12 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	// than half of these and fewer than the whole way is for.
 	var delta map[string]*Entry
 	if m := kept; tree == "" && !hasDrop && len(changes) >= memoChangesMin && m != nil && m.Memo.Base == base && m.Memo.Tree != "" {
-		if prev, ok := r.loadMemoChanges(m.Memo.Digest); ok {
+		// At least the difference of the two counts differ: more than
+		// half of these, and the memo's changes are not read (after a
+		// turn of 50,000 new files, 4 MB to hash and parse).
+		if d := m.Memo.Count - len(changes); m.Memo.Count > 0 && (d > len(changes)/2 || -d > len(changes)/2) {
+			r.trace.printf("capture: the memo's %d changes cannot be within half of these %d: its tree is not edited", m.Memo.Count, len(changes))
+		} else if prev, ok := r.loadMemoChanges(m.Memo.Digest); ok {
 			d, ok, err := ed.memoDelta(base, prev, changes, len(changes)/2)
 			if err != nil {
 				return "", err
@@ -1035,13 +1040,13 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 		// The records beside the memo that names them, before it does.
 		r.storeMemoChanges(digest, records)
 	}
-	if memo := (stageMemo{Base: base, Digest: digest, Tree: tree}); ed.fast && kept.Memo != memo {
+	if memo := (stageMemo{Base: base, Digest: digest, Tree: tree, Count: len(changes)}); ed.fast && kept.Memo != memo {
 		// Its entries taken as they were, with other removals or
 		// nested repositories: the kept index stays, with this tree.
 		r.rememoKeptStage(kept, memo)
 	}
 	if ed.next != nil {
-		ed.next.Memo = stageMemo{Base: base, Digest: digest, Tree: tree}
+		ed.next.Memo = stageMemo{Base: base, Digest: digest, Tree: tree, Count: len(changes)}
 		if !ed.same || ed.next.Memo != kept.Memo {
 			if r.storeKeptStage(ed.stageIdx, ed.next) {
 				ed.stageIdx = "" // kept: not removed as the edit ends

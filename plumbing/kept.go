@@ -262,11 +262,14 @@ type keptStage struct {
 const keptStageVersion = 7
 
 // stageMemo says that the tree edit of Base with the changes whose digest
-// is Digest (changesDigest) made Tree.
+// is Digest (changesDigest) made Tree; Count is how many changes there
+// were (0: not said), so that a capture with far more or fewer need not
+// read them (memo.go).
 type stageMemo struct {
 	Base   OID    `json:"base,omitempty"`
 	Digest string `json:"digest,omitempty"`
 	Tree   OID    `json:"tree,omitempty"`
+	Count  int    `json:"count,omitempty"`
 }
 
 // keptStageFile is stage.json: Attrs NUL-terminated, as git's -z output,

@@ -1587,3 +1587,32 @@ func TestKeptStageFarBigger(t *testing.T) {
 		t.Fatalf("the kept stage index after: %s (%v), want one path", b, err)
 	}
 }
+
+// TestMemoCountFarOff (issue 16): a capture whose changes are far more or
+// fewer than the memo's (by more than half of its own) cannot edit the
+// memo's tree (memoDelta would find more than half of them differ), and
+// does not read the memo's changes to find out: stage.json says how many
+// there were. Its tree is the one from scratch.
+func TestMemoCountFarOff(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	r, _ := countingRepo(t, n)
+	for i := 0; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
+	}
+	tick()
+	capture(t, r, plumbing.CaptureOptions{})
+	// 17 of the 40 still changed, one of them again.
+	for i := 17; i < n; i++ {
+		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("content %d\n", i))
+	}
+	r.Write("d/f00", "unstaged 0, and again\n")
+	tick()
+	snap, tr := tracedCapture(t, r, plumbing.CaptureOptions{})
+	if !strings.Contains(tr, fmt.Sprintf("capture: the memo's %d changes cannot be within half of these 17", n)) {
+		t.Fatalf("the memo's changes were read, or the count not kept:\n%s", tr)
+	}
+	if want := scratch(t, r); snap.Tree != want.Tree {
+		t.Fatalf("tree %s, want %s:\n%s", snap.Tree, want.Tree, tr)
+	}
+}

@@ -157,12 +157,16 @@ func (ed *treeEditor) memoDelta(base OID, prev, now map[string]*Entry, most int)
 		if had && was != nil && e == nil {
 			look = append(look, p)
 		}
-		delta[p] = e
+		if delta[p] = e; len(delta) > most {
+			return nil, false, nil
+		}
 	}
 	for p := range prev {
 		if _, still := now[p]; !still {
 			look = append(look, p)
-			delta[p] = nil // for the count; base's entry below
+			if delta[p] = nil; len(delta) > most { // for the count; base's entry below
+				return nil, false, nil
+			}
 		}
 	}
 	if len(delta) > most || !dirFree(prev, now) || !dirFree(now, prev) {
