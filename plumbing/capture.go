@@ -993,9 +993,10 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	// than half of these and fewer than the whole way is for.
 	var delta map[string]*Entry
 	if m := kept; tree == "" && !hasDrop && len(changes) >= memoChangesMin && m != nil && m.Memo.Base == base && m.Memo.Tree != "" {
-		// At least the difference of the two counts differ: more than
-		// half of these, and the memo's changes are not read (after a
-		// turn of 50,000 new files, 4 MB to hash and parse).
+		// At least as many paths differ as the two counts do: where
+		// that is more than half of these, the memo's changes are not
+		// read (after a turn of 50,000 new files, 4 MB to hash and
+		// parse).
 		if d := m.Memo.Count - len(changes); m.Memo.Count > 0 && (d > len(changes)/2 || -d > len(changes)/2) {
 			r.trace.printf("capture: the memo's %d changes cannot be within half of these %d: its tree is not edited", m.Memo.Count, len(changes))
 		} else if prev, ok := r.loadMemoChanges(m.Memo.Digest); ok {
