@@ -1534,15 +1534,7 @@ func TestKeptStampsSomePaths(t *testing.T) {
 func TestKeptStageFarBigger(t *testing.T) {
 	t.Parallel()
 	const n = 2*1 + 64 + 10 // more than keptUsable allows for one path
-	r, reads := countingRepo(t, n)
-	for i := 0; i < n; i++ {
-		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
-	}
-	tick()
-	first := capture(t, r, plumbing.CaptureOptions{})
-	if got := reads(); got != n {
-		t.Fatalf("the first capture hashed %d files, want %d", got, n)
-	}
+	r, reads, first := unstagedCapture(t, n)
 	kept := filepath.Join(r.GitDir, "venom", "kept")
 	sets, _ := filepath.Glob(filepath.Join(kept, "stage-*.sets"))
 	if len(sets) != 1 {
@@ -1596,12 +1588,7 @@ func TestKeptStageFarBigger(t *testing.T) {
 func TestMemoCountFarOff(t *testing.T) {
 	t.Parallel()
 	const n = 40
-	r, _ := countingRepo(t, n)
-	for i := 0; i < n; i++ {
-		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("unstaged %d, longer than before\n", i))
-	}
-	tick()
-	capture(t, r, plumbing.CaptureOptions{})
+	r, _, _ := unstagedCapture(t, n)
 	// 17 of the 40 still changed, one of them again.
 	for i := 17; i < n; i++ {
 		r.Write(fmt.Sprintf("d/f%02d", i), fmt.Sprintf("content %d\n", i))
