@@ -658,7 +658,8 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 	var update, removed []string // stamps gets update's lstat results
 	var sizes []sized
 	var indexInfo bytes.Buffer
-	var infoPaths []string // the paths of indexInfo's records
+	var infoPaths []string    // the paths of indexInfo's records
+	var unmerged bytes.Buffer // --index-info records: a stage-0 entry for each unmerged path of update
 	// links are the entries of nested repositories (nested.go), put in
 	// the tree as they are: a gitlink at the repository's commit, or
 	// dropTree for one with no commit under which the index tracks paths.
@@ -721,10 +722,12 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 				continue
 			}
 		}
-		if s.Kind != 'u' && s.ModeW == "000000" {
+		if s.ModeW == "000000" {
 			// Deleted, or now beyond a symlink (lib/y.c after lib became a
-			// link, CASES BR-29): --remove would refuse the latter, so
-			// these are force-removed, before anything is added.
+			// link, CASES BR-29), or, for an unmerged path, a directory
+			// now: --remove would refuse the latter two, so these are
+			// force-removed, before anything is added (the files of such
+			// a directory come as untracked paths of their own).
 			removed = append(removed, s.Path)
 			continue
 		}
@@ -756,6 +759,13 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		}
 		update = append(update, s.Path)
 		stamps.fis = append(stamps.fis, st)
+		if s.Kind == 'u' && s.AddMode != "" {
+			// Staged over a stage-0 entry of the stage `git add` takes
+			// the mode from (RFC 4.1 step 4): update-index alone, with
+			// no stage-0 entry, makes a file 100644 where core.fileMode
+			// or core.symlinks is off.
+			fmt.Fprintf(&unmerged, "%s %s 0\t%s\x00", s.AddMode, s.AddOID, s.Path)
+		}
 	}
 	if o.MaxTotalBytes > 0 && snap.Bytes > o.MaxTotalBytes {
 		sort.Slice(sizes, func(i, j int) bool { return sizes[i].n > sizes[j].n })
@@ -886,6 +896,11 @@ func (r *Repo) Capture(ctx context.Context, o CaptureOptions) (*Snapshot, error)
 		if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(removed))},
 			"update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return nil, fmt.Errorf("removing deleted paths from the private index: %w", err)
+		}
+	}
+	if unmerged.Len() > 0 {
+		if _, err := r.Run(ctx, Options{Env: env, Stdin: &unmerged}, "update-index", "-z", "--index-info"); err != nil {
+			return nil, fmt.Errorf("resolving unmerged paths in the private index: %w", err)
 		}
 	}
 	if len(update) > 0 {

@@ -618,6 +618,125 @@ func TestBR19UnmergedTooBig(t *testing.T) {
 	}
 }
 
+// TestBR19UnmergedModes: with core.fileMode or core.symlinks off, a
+// conflicted path is recorded with the mode `git add` gives it, taken
+// from our side's entry (stage 2, else 1), not the 100644 update-index
+// alone makes of a path with no stage-0 entry (RFC 4.1 step 4).
+func TestBR19UnmergedModes(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Git("config", "core.fileMode", "false")
+	r.Git("config", "core.symlinks", "false")
+	for _, p := range []string{"run.sh", "link", "theirs.sh"} {
+		r.Write(p, "base\n")
+	}
+	r.Git("add", "-A")
+	r.Git("update-index", "--chmod=+x", "run.sh", "theirs.sh")
+	// A symbolic link as git records it where the file system has none:
+	// a 120000 entry, a regular file holding the target. git add keeps
+	// the entry's mode from then on.
+	r.Git("update-index", "--cacheinfo", "120000,"+r.Line("hash-object", "link")+",link")
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "topic")
+	for _, p := range []string{"run.sh", "link", "theirs.sh"} {
+		r.Write(p, "topic\n")
+	}
+	r.Commit("topic")
+	r.Git("checkout", "-q", "main")
+	r.Write("run.sh", "main\n")
+	r.Write("link", "main\n")
+	r.Git("rm", "-q", "theirs.sh")
+	r.Commit("main")
+	if _, err := r.GitErr("merge", "-q", "topic"); err == nil {
+		t.Fatal("merge did not stop on the conflicts")
+	}
+	if got := r.Git("ls-files", "-u", "--", "theirs.sh"); strings.Count(got, "\n") != 2 {
+		t.Fatalf("theirs.sh is not deleted by us, unmerged: %q", got)
+	}
+	r.Write("run.sh", "resolved\n")
+	r.Write("link", "resolved\n")
+	r.Write("theirs.sh", "kept\n") // deleted by us: stage 1's mode
+	snap := capture(t, r, plumbing.CaptureOptions{})
+	assertTree(t, r, snap.Tree, map[string]want{
+		"run.sh": exec("resolved\n"), "link": link("resolved\n"), "theirs.sh": exec("kept\n"),
+	})
+	// The same as git add -A on a copy of the index.
+	idx := filepath.Join(t.TempDir(), "index")
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idx, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if _, err := r.GitEnv(env, "add", "-A"); err != nil {
+		t.Fatal(err)
+	}
+	if want, err := r.GitEnv(env, "write-tree"); err != nil || string(snap.Tree) != strings.TrimSpace(want) {
+		t.Errorf("capture %s, git add -A %s (%v)", snap.Tree, want, err)
+	}
+}
+
+// TestBR19UnmergedReplaced: a conflicted path now a directory (with
+// files, or empty) or below a directory that became a symbolic link is
+// recorded as git add -A records it, instead of failing every capture
+// until the merge ends ("is a directory", "beyond a symbolic link").
+func TestBR19UnmergedReplaced(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		after func(r *gittest.Repo)
+		want  map[string]want
+	}{
+		{"a directory", func(r *gittest.Repo) {
+			os.Remove(r.Path("d/c"))
+			r.Write("d/c/in", "in\n")
+		}, map[string]want{"x": file("x\n"), "d/c/in": file("in\n")}},
+		{"an empty directory", func(r *gittest.Repo) {
+			os.Remove(r.Path("d/c"))
+			os.Mkdir(r.Path("d/c"), 0o755)
+		}, map[string]want{"x": file("x\n")}},
+		{"beyond a symbolic link", func(r *gittest.Repo) {
+			os.RemoveAll(r.Path("d"))
+			other := t.TempDir()
+			os.WriteFile(filepath.Join(other, "c"), []byte("elsewhere\n"), 0o644)
+			os.Symlink(other, r.Path("d"))
+		}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := gittest.New(t)
+			r.Write("d/c", "base\n")
+			r.Write("x", "x\n")
+			r.Commit("base")
+			r.Git("checkout", "-q", "-b", "topic")
+			r.Write("d/c", "topic\n")
+			r.Commit("topic")
+			r.Git("checkout", "-q", "main")
+			r.Write("d/c", "main\n")
+			r.Commit("main")
+			if _, err := r.GitErr("merge", "-q", "topic"); err == nil {
+				t.Fatal("merge did not stop on the conflict")
+			}
+			c.after(r)
+			snap := capture(t, r, plumbing.CaptureOptions{})
+			exp := c.want
+			if exp == nil {
+				target, err := os.Readlink(r.Path("d"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				exp = map[string]want{"x": file("x\n"), "d": link(target)}
+			}
+			assertTree(t, r, snap.Tree, exp)
+			if r.Git("ls-files", "-u", "--", "d/c") == "" {
+				t.Error("the user's unmerged entries are gone")
+			}
+		})
+	}
+}
+
 // TestBR32FileBecomesDirectory: a tracked file replaced by a directory and
 // a directory replaced by a file are both captured.
 func TestBR32FileBecomesDirectory(t *testing.T) {

@@ -21,7 +21,10 @@ const EmptyTree OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // field ("N..." for a plain path); ModeW is the mode in the work tree in
 // octal text ("000000" when deleted). ModeI and IndexOID are the index's
 // side: for an unmerged path, stage 2 (ours). Path is the raw path, with a
-// trailing '/' for an untracked nested repository.
+// trailing '/' for an untracked nested repository. For an unmerged path,
+// AddMode and AddOID are the stage `git add` takes the file's mode from
+// where core.fileMode or core.symlinks is off: stage 2, else 1, else 3
+// (git's index_name_pos_also_unmerged); "" for other kinds.
 type Status struct {
 	Kind     byte
 	XY       string
@@ -30,6 +33,8 @@ type Status struct {
 	ModeW    string
 	IndexOID OID
 	Path     string
+	AddMode  string
+	AddOID   OID
 }
 
 // ParseStatusV2 parses `git status --porcelain=v2 -z --no-renames` output.
@@ -68,7 +73,14 @@ func ParseStatusV2(out []byte) ([]Status, error) {
 			if len(f) != 11 || len(f[1]) != 2 {
 				return nil, fmt.Errorf("status: bad record %q", rec)
 			}
-			res = append(res, Status{Kind: 'u', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[6], IndexOID: OID(f[8]), Path: f[10]})
+			st := Status{Kind: 'u', XY: f[1], Sub: f[2], ModeI: f[4], ModeW: f[6], IndexOID: OID(f[8]), Path: f[10]}
+			for _, k := range []int{1, 0, 2} { // stages 2, 1, 3
+				if f[3+k] != "000000" {
+					st.AddMode, st.AddOID = f[3+k], OID(f[7+k])
+					break
+				}
+			}
+			res = append(res, st)
 		case '2':
 			// A rename record has a second NUL-terminated path; --no-renames
 			// should prevent it, but skip the original path if one comes.

@@ -65,7 +65,18 @@ func TestParseStatusV2(t *testing.T) {
 		{
 			"unmerged",
 			"u UU N... 100644 100755 100644 100644 " + oidA + " " + oidB + " " + oidA + " conf licted\x00",
-			[]plumbing.Status{{Kind: 'u', XY: "UU", Sub: "N...", ModeI: "100755", ModeW: "100644", IndexOID: oidB, Path: "conf licted"}},
+			[]plumbing.Status{{Kind: 'u', XY: "UU", Sub: "N...", ModeI: "100755", ModeW: "100644", IndexOID: oidB, Path: "conf licted", AddMode: "100755", AddOID: oidB}},
+		},
+		{
+			// No stage 2 (deleted by us): git add takes stage 1's mode;
+			// with stage 3 alone, stage 3's.
+			"unmerged without our side",
+			"u DU N... 100755 000000 100644 000000 " + oidA + " " + oidZ + " " + oidB + " a\x00" +
+				"u UA N... 000000 000000 120000 100644 " + oidZ + " " + oidZ + " " + oidB + " b\x00",
+			[]plumbing.Status{
+				{Kind: 'u', XY: "DU", Sub: "N...", ModeI: "000000", ModeW: "000000", IndexOID: oidZ, Path: "a", AddMode: "100755", AddOID: oidA},
+				{Kind: 'u', XY: "UA", Sub: "N...", ModeI: "000000", ModeW: "100644", IndexOID: oidZ, Path: "b", AddMode: "120000", AddOID: oidB},
+			},
 		},
 		{
 			"untracked, ignored and a nested repository",
