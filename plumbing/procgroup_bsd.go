@@ -3,8 +3,10 @@
 package plumbing
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // sysProcAttr puts git in a process group of its own (bound). These
@@ -16,3 +18,20 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // startChild starts cmd.
 func startChild(cmd *exec.Cmd) error { return cmd.Start() }
+
+// DieWithParent kills this process with SIGKILL when its parent dies,
+// as PR_SET_PDEATHSIG does on Linux (procgroup_linux.go): there is no
+// such signal here, so a goroutine looks at the parent's pid every
+// 100 ms, and a process whose parent is gone is reparented, which
+// changes it. A parent that died before the call is not seen.
+func DieWithParent() {
+	parent := os.Getppid()
+	go func() {
+		for {
+			time.Sleep(100 * time.Millisecond)
+			if os.Getppid() != parent {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}()
+}

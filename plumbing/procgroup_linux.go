@@ -55,3 +55,15 @@ func startChild(cmd *exec.Cmd) error {
 	spawner.reqs <- spawnReq{cmd, done}
 	return <-done
 }
+
+// DieWithParent asks the kernel to kill this process with SIGKILL when
+// its parent dies (PR_SET_PDEATHSIG), as every git child of it is. It
+// must be called from a thread that lives as long as the process (the
+// setting is the calling thread's, though the signal, when it comes,
+// is the whole process's): package initialization runs on the main
+// thread, locked to it, and that thread never ends. A parent that died
+// before the call is not seen; the window is the process's first
+// milliseconds.
+func DieWithParent() {
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
+}

@@ -261,6 +261,34 @@ test_expect_success 'BR-47: a rollback killed at any step is closed as failed.ro
 	done
 '
 
+test_expect_success 'BR-47: git venom-rollback killed with SIGKILL takes its git-venom-rollback child with it' '
+	# git runs git-venom-rollback as a child and waits for it; a SIGKILL
+	# cannot be passed on, and the child used to go on writing. Killed
+	# here at the first batch written, through the exec failpoint, by pid
+	# (the test shell writes git'"'"'s pid once it has started it).
+	br47_setup br47-git-killed &&
+	tree_state >"$OUT/tree.before" &&
+	P=$(plan $K1 | jq -r .plan) &&
+	rm -f "$OUT/git.pid" &&
+	{
+		GIT_VENOM_TEST_FAILPOINT=rollback.batch-written:exec \
+		GIT_VENOM_TEST_FAILPOINT_EXEC="while ! test -s \"$OUT/git.pid\"; do sleep 0.01; done; kill -9 \$(cat \"$OUT/git.pid\")" \
+		git venom-rollback --agent $AG $K1 --plan $P --json >"$OUT/killed.json" 2>&1 &
+		echo $! >"$OUT/git.pid"
+		wait $!
+		test $? = 137
+	} &&
+	# The child is gone with git: the next command finds the tree
+	# unlocked at once, and closes the rollback as killed (an orphan that
+	# went on would have ended it itself, ok).
+	plan $K1 >"$OUT/next.json" 2>"$OUT/next.err" &&
+	grep "failed.rollback_interrupted" "$OUT/next.err" &&
+	venom_log | jq -c "select(.type == \"rollback.ended\") | {ok, code}" >"$OUT/ended" &&
+	echo "{\"ok\":false,\"code\":\"failed.rollback_interrupted\"}" >"$OUT/expect" &&
+	test_cmp "$OUT/expect" "$OUT/ended" &&
+	tree_state >"$OUT/tree.next" && ! test_cmp "$OUT/tree.before" "$OUT/tree.next" >/dev/null
+'
+
 test_expect_success 'BR-48: a stale lock on the next checkpoint ref never lets a rollback write without a safety ref' '
 	case_repo br48 &&
 	echo a >a && git add . && git commit -qm init &&
