@@ -225,6 +225,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	// and a path left because it changed, mean something else wrote
 	// meanwhile.
 	rctx, cancel := ownContext(ctx, began)
+	bases := append([]Repo(nil), res.Repos...) // before report(), which the end may call again
 	for i, ap := range aps {
 		ap.rescue(rctx)
 		if len(ap.left)+len(ap.rescued) > 0 {
@@ -275,6 +276,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		// What it kept (a save it rescued, one made into a backup since)
 		// is named here: the next command finds no backup to name it by.
 		for _, ap := range aps {
+			ap.settleMovedDirs()
 			ap.rescued = append(ap.rescued, ap.cleanup()...)
 		}
 		data := map[string]any{"repo": ".", "reason": "logging rollback.ended: " + err.Error(), "safety": res.Safety, "after": res.After}
@@ -284,13 +286,21 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 		return nil, aps.withKept(e, data, res.Safety)
 	}
 	failpoint.Hit("rollback.ended") // a kill here leaves the backups to the next command (checkpoint.DropEndedBackups)
-	// The backups go now. One saved into since the rescue judged it
-	// stays, and is named as rescued here (applier.cleanup); the record
-	// is logged, so only the result and the doctor say so.
+	// The backups go now, the directories moved whole first
+	// (settleMovedDirs): a file is unlinked only after the end is logged,
+	// so a save through a program that holds it open is lost only when
+	// it comes after the end, as the man page says. One saved into since
+	// the rescue judged it stays: a directory moved whole goes back to
+	// the tree, or stays in the backup, and is left; a file is named as
+	// rescued (applier.cleanup). The record is logged, so only the result
+	// and the doctor say so.
 	for i, ap := range aps {
-		if late := ap.cleanup(); len(late) > 0 {
-			ap.rescued = append(ap.rescued, late...)
-			res.Repos[i].Rescued = ap.rescued // as report() sets it, which ran for left
+		left := len(ap.left)
+		ap.settleMovedDirs()
+		late := ap.cleanup()
+		ap.rescued = append(ap.rescued, late...)
+		if len(late) > 0 || len(ap.left) > left {
+			res.Repos[i] = ap.report(bases[i])
 			exact = false
 		}
 		res.Repos[i].Backup = ap.keptBackup

@@ -483,8 +483,11 @@ func (ap *applier) dropMovedDirs() bool {
 	return all
 }
 
-// settleMovedDirs is the end of the directories moved whole, before the
-// result is made (rescue): each is removed from the backup
+// settleMovedDirs is the end of the directories moved whole, after the
+// rescue judged their files and, in a rollback that ends as planned,
+// after its end is logged (so that no file is unlinked while a save
+// into it could still be lost before the end), just before the other
+// backups go (cleanup): each is removed from the backup
 // (dropMovedDirs). One that cannot be emptied holds what a program whose
 // working directory it is keeps making there, or what cannot go back to
 // the tree file by file (neither a file nor a symlink): it goes back to
@@ -514,12 +517,12 @@ func (ap *applier) settleMovedDirs() {
 		abs := filepath.Join(ap.w.root, filepath.FromSlash(md.rel))
 		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && ap.w.mkParents(md.rel) == nil && ap.w.parentsNow(md.rel) == "" {
 			if os.Rename(md.file, abs) == nil {
-				ap.leave(md.rel, "something was made in it while the rollback deleted it (a program whose working directory it is?); put back with it")
+				ap.leave(md.rel, "something was made or saved in it while the rollback deleted it (a program whose working directory it is, or that held a file of it open?); put back with it")
 				continue
 			}
 		}
 		ap.keep = true
-		ap.leave(md.rel, "something was made in it while the rollback deleted it (a program whose working directory it is?); kept in "+md.file)
+		ap.leave(md.rel, "something was made or saved in it while the rollback deleted it (a program whose working directory it is, or that held a file of it open?); kept in "+md.file)
 	}
 }
 

@@ -3,10 +3,12 @@ package rollback_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -413,5 +415,91 @@ func TestSaveAfterTheWriteIsLeftNotConverted(t *testing.T) {
 	}
 	if res.Exact == nil || *res.Exact {
 		t.Errorf("exact is %v with a save made during the rollback", res.Exact)
+	}
+}
+
+// TestSaveBeforeTheEndIntoADirectoryMovedWhole (a break-it pass's R9): a
+// save through a file a program holds open, in a directory the rollback
+// deletes whole (moved into the backup in one rename), made after the
+// rescue judged the backups and before the end is logged (here at the
+// rollback.verified step), is kept: the directory's files are unlinked
+// only after the end, and only while they are as judged. They used to
+// be unlinked before the end, and the save went into an unlinked file,
+// with exact true (3 of 3).
+func TestSaveBeforeTheEndIntoADirectoryMovedWhole(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart) // k1
+	for i := 0; i < 4; i++ {
+		r.Write(fmt.Sprintf("gen/out%d", i), fmt.Sprintf("agent output %d\n", i))
+	}
+	r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd) // k2
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args).Plan
+
+	held, err := os.OpenFile(r.Path("gen/out0"), os.O_RDWR, 0) // the editor's
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	goFile, savedFile := filepath.Join(t.TempDir(), "go"), filepath.Join(t.TempDir(), "saved")
+	done := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(goFile); err == nil {
+				_, err := held.WriteAt([]byte("SAVED BEFORE THE END\n"), 0)
+				if err == nil {
+					err = os.WriteFile(savedFile, nil, 0o644)
+				}
+				done <- err
+				return
+			}
+		}
+		done <- fmt.Errorf("the failpoint never ran")
+	}()
+	script := fmt.Sprintf("touch %q; while [ ! -e %q ]; do sleep 0.01; done", goFile, savedFile)
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_DIRMOVE_MIN=2",
+		"GIT_VENOM_TEST_FAILPOINT=rollback.verified:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+script)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if real.exit != 0 {
+		t.Fatalf("rollback: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	// The file the program saved into is still a file of the disk, and
+	// the result says where.
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(held.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Nlink == 0 {
+		t.Fatalf("the save went into a file the rollback had unlinked before its end\n%s", real.stdout)
+	}
+	var res rollbackOut
+	if err := json.Unmarshal([]byte(real.stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, real.stdout)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with a save made before the end kept", res.Exact)
+	}
+	left := ""
+	for _, l := range res.Repos[0].Left {
+		if l.Path == "gen" {
+			left = l.Reason
+		}
+	}
+	if left == "" {
+		t.Errorf("gen is not left: %+v", res.Repos[0].Left)
+	}
+	// Where it went: back to the tree with its directory, here, as
+	// nothing took its place.
+	if got := r.Read("gen/out0"); got != "SAVED BEFORE THE END\n" {
+		t.Errorf("gen/out0 is %q, want the save", got)
+	}
+	if got := r.Read("a.txt"); got != "one\n" {
+		t.Errorf("a.txt is %q, want k1's", got)
 	}
 }

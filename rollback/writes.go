@@ -1180,16 +1180,15 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 // into the file the rollback moved away, by a program that held it open,
 // or just before the move) is kept under refs/venom/rescued/
 // (checkpoint.KeepSaves). What cannot be stored keeps the backup
-// directory, and is named by its file. Then the directories moved whole
-// are removed from the backup, or go back (settleMovedDirs).
+// directory, and is named by its file. The directories moved whole are
+// removed from the backup, or go back, later, after the end is logged
+// (settleMovedDirs), as the other backups are (cleanup).
 func (ap *applier) rescue(ctx context.Context) {
 	// A file a rename moved into the backup where a directory was
 	// checked (movedAmiss) is in foreign alone.
 	if len(ap.backups) == 0 && len(ap.movedDirs) == 0 && len(ap.foreign) == 0 {
 		return
 	}
-	// Last, the directories moved whole go, or go back, and say so.
-	defer ap.settleMovedDirs()
 	p := ap.plan
 	ap.heldCopies()
 	var moved []checkpoint.Moved
@@ -1670,6 +1669,7 @@ func (ap *applier) recover(ctx context.Context, cause error) (string, map[string
 	// going back (its path holds another save now), is kept; so is one
 	// made into a backup after that (cleanup).
 	ap.rescue(ctx)
+	ap.settleMovedDirs()
 	ap.rescued = append(ap.rescued, ap.cleanup()...)
 	state, reason := "as before", ""
 	if errs.ErrorOrNil() != nil {
