@@ -2,6 +2,7 @@ package rollback_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -171,5 +172,46 @@ func TestRollbackKeepingHeadRecordsNoIndex(t *testing.T) {
 	}
 	if _, err := r.GitErr("rev-parse", "--verify", "-q", f.ref(res.Safety)+"^2"); err == nil {
 		t.Errorf("the safety checkpoint has a second parent")
+	}
+}
+
+// TestStagedDuringTheRollbackIsKept (a break-it pass's R3): a rollback
+// that moves HEAD records the index as it found it, for its undo, and
+// resets it once the files are written. Something staged in between (a
+// person's git add while a long rollback writes) was reset with nothing
+// keeping it; now the rollback looks at the index again before it moves
+// HEAD, and goes back instead: failed.rollback_undone, the tree, HEAD
+// and the staged version as they are.
+func TestStagedDuringTheRollbackIsKept(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	_, c := agentCommits(t, f)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--outside", "overwrite", "--json"}
+	plan := planOf(t, r, args)
+	before := stateOf(t, r)
+	stage := `printf 'staged while the rollback wrote\n' >mine.txt && git add mine.txt`
+	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+stage)
+	var res rollbackOut
+	if err := json.Unmarshal([]byte(real.stdout), &res); err != nil {
+		t.Fatalf("%v\n%s%s", err, real.stdout, real.stderr)
+	}
+	if res.Error == nil || res.Error.Code != "failed.rollback_undone" || !strings.Contains(res.Error.Message, "the index changed while the rollback ran") {
+		t.Fatalf("exit %d, want failed.rollback_undone for the index that changed:\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if h, _ := head(r); h != c {
+		t.Errorf("HEAD is %s, want C %s", h, c)
+	}
+	if got, want := r.Line("rev-parse", ":mine.txt"), r.HashBlob("staged while the rollback wrote\n"); got != want {
+		t.Errorf("mine.txt in the index is %s, want the staged %s", got, want)
+	}
+	if got := r.Line("rev-parse", ":b.txt"); got != r.HashBlob("staged\n") {
+		t.Errorf("b.txt in the index is %s, want its staged version", got)
+	}
+	// The tree as before, but for the file staged meanwhile.
+	r.Git("rm", "-q", "--cached", "mine.txt")
+	os.Remove(r.Path("mine.txt"))
+	if d := before.changes(t, r, false); d != "" {
+		t.Errorf("the tree after the way back:\n%s", d)
 	}
 }

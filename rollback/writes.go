@@ -900,6 +900,21 @@ func (ap *applier) run(ctx context.Context) error {
 		failpoint.Hit("rollback.sub-written")
 	}
 	if p.headMove {
+		// The index as the rollback found it is what rollback.started
+		// recorded and what its undo gives back: something staged since
+		// (a person's git add while the files were written) would be
+		// reset with nothing keeping it. Then the rollback goes back
+		// instead (RFC 7.6), and the staging stays. What is staged in the
+		// milliseconds between this look and the reset is not seen.
+		if ap.indexTree != "" {
+			now, err := r.IndexTree(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the index again before moving HEAD: %w", err)
+			}
+			if now != ap.indexTree {
+				return fmt.Errorf("the index changed while the rollback ran (something was staged since it began, tree %s, was %s): moving HEAD would reset it, and nothing would keep what was staged; run the rollback again once the staging is done", now, ap.indexTree)
+			}
+		}
 		// Keep the user's index to put back if the move fails.
 		cp, err := r.PrivateIndex("user-index")
 		if err != nil {
