@@ -3,6 +3,8 @@ package rollback_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
@@ -179,5 +181,65 @@ func TestChmodThroughAParentSwappedMidPass(t *testing.T) {
 	}
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("the file outside the tree has mode %v, want 0644: chmod through the symlink a", st.Mode().Perm())
+	}
+}
+
+// TestFileSavedAtAParentAsGitWritesIsLeft (a break-it pass's R5): the
+// agent made the directory X a file; the rollback makes X a directory
+// again, and a person saves a file at X while git writes the batch. The
+// paths below X are left, saved while the rollback ran, and the rest is
+// rolled back; the rollback used to fail as a whole ("X is not a
+// directory of the tree") and go back.
+func TestFileSavedAtAParentAsGitWritesIsLeft(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("X/f0", "x0\n")
+	r.Write("X/f1", "x1\n")
+	r.Write("a.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	if err := os.RemoveAll(r.Path("X")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write("X", "the agent made X a file\n")
+	r.Write("a.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	root := r.Dir
+	saved := false
+	rollback.SetTouching(func(op, rel string) {
+		if saved || op != "link" || !strings.HasPrefix(rel, "X/") {
+			return
+		}
+		saved = true
+		if err := os.Remove(filepath.Join(root, "X")); err != nil { // the directory the rollback just made
+			t.Errorf("removing X: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "X"), []byte("the person's notes\n"), 0o644); err != nil {
+			t.Errorf("saving X: %v", err)
+		}
+	})
+	defer rollback.SetTouching(nil)
+	_, res, err := f.rollback("k1", rollback.Options{Restore: "files"})
+	if !saved {
+		t.Fatal("no path below X was linked: nothing to test")
+	}
+	if err != nil {
+		t.Fatalf("rollback with X saved as git wrote below it: %v", describe(err))
+	}
+	if got := r.Read("X"); got != "the person's notes\n" {
+		t.Errorf("X is %q, want the person's save", got)
+	}
+	if got := r.Read("a.txt"); got != "one\n" {
+		t.Errorf("a.txt is %q, want k1's", got)
+	}
+	var left []string
+	for _, l := range res.Repos[0].Left {
+		left = append(left, l.Path+": "+l.Reason)
+	}
+	if want := []string{"X/f0: changed_during_rollback", "X/f1: changed_during_rollback"}; !reflect.DeepEqual(left, want) {
+		t.Errorf("left %v, want %v", left, want)
+	}
+	if res.Exact == nil || *res.Exact {
+		t.Errorf("exact is %v with two paths left", res.Exact)
 	}
 }

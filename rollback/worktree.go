@@ -455,6 +455,34 @@ func (w *worktree) mkParents(rel string) error {
 	return nil
 }
 
+// fileInTheWay reports whether a parent of rel is now a regular file,
+// looked at afresh: a person saved one where the rollback makes a
+// directory, as git wrote the batch. The path is then left, as one where
+// something is by then; a parent that became anything else (a symbolic
+// link) fails the rollback, which never writes through one.
+func (w *worktree) fileInTheWay(rel string) bool {
+	for i := strings.IndexByte(rel, '/'); i >= 0; i = nextSlash(rel, i) {
+		st, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(rel[:i])))
+		switch {
+		case err != nil:
+			return false
+		case st.Mode().IsRegular():
+			return true
+		case !st.IsDir():
+			return false
+		}
+	}
+	return false
+}
+
+// nextSlash is the index of the first '/' in s after i, or -1.
+func nextSlash(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
+}
+
 // pruneParents removes rel's parent directories that are empty, from the
 // deepest up, stopping at the first that is not (or is a symlink).
 func (w *worktree) pruneParents(rel string) {

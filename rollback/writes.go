@@ -1021,15 +1021,18 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 	}
 	written := map[string]bool{}
 	var paths []string
+	var wrote []plumbing.TreeChange
 	for _, c := range write {
 		if !gone[c.Path] {
 			written[c.Path] = true
 			paths = append(paths, c.Path)
+			wrote = append(wrote, c)
 		}
 	}
-	// git has run: a new pass looks at the parents again.
+	// git has run: a new pass looks at the parents again, of what was
+	// written (a path refused, below a file a person saved, was not).
 	ap.w.batch(func() {
-		if err = ap.parentsStillDirs(write); err != nil {
+		if err = ap.parentsStillDirs(wrote); err != nil {
 			return
 		}
 		_, seen := perms.only(written).applySeen(ap.w)
@@ -1157,6 +1160,10 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 			return refused, nil, fmt.Errorf("git wrote no file for %s: %w", c.Path, err)
 		}
 		if err := ap.w.mkParents(c.Path); err != nil {
+			if ap.w.fileInTheWay(c.Path) {
+				refused = append(refused, c.Path)
+				continue
+			}
 			return refused, nil, fmt.Errorf("writing %s: %w", c.Path, err)
 		}
 		// The pass looked at the parents for an earlier path: a person
@@ -1166,6 +1173,10 @@ func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused 
 			touching("link", c.Path)
 		}
 		if bad := ap.w.parentsNow(c.Path); bad != "" {
+			if ap.w.fileInTheWay(c.Path) {
+				refused = append(refused, c.Path)
+				continue
+			}
 			return refused, nil, fmt.Errorf("writing %s: %s is not a directory of the tree", c.Path, bad)
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
