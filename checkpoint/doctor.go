@@ -458,6 +458,24 @@ func (t *Tree) doctorRefs(ctx context.Context, st *journal.State) (msg, level, f
 // rollback removes it. One that holds anything else is a warning: it may
 // be the only copy of a person's bytes.
 func (t *Tree) backupsCheck(ctx context.Context, st *journal.State) Check {
+	// A rollback killed before it ended (checkpoints.rollbacks) left its
+	// backup directories too: what it moved away, and any save made into
+	// it, until the next plan or rollback judges and closes it.
+	var killed []string
+	for _, a := range st.Agents {
+		b := a.OpenRollback
+		if b == nil || b.Path != t.Path() || rollbackRunning(t, b.Path) {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(t.Repo.GitDir, "venom", "tmp", BackupPrefix(a.ID, b.Safety)+"*"))
+		killed = append(killed, dirs...)
+	}
+	if len(killed) > 0 {
+		sort.Strings(killed)
+		return Check{ID: "checkpoints.backups", Level: "warn",
+			Message: fmt.Sprintf("left by a rollback that did not end (checkpoints.rollbacks), holding what it moved away and any save made into it: %s", strings.Join(killed, ", ")),
+			Fix:     "run git venom-plan for any checkpoint in that tree: it closes the rollback, keeps a save found there under refs/venom/rescued/, and removes the directory"}
+	}
 	var kept, gone []string
 	for _, lb := range t.LeftBackups(ctx, st) {
 		what := fmt.Sprintf("%s (the rollback of %s whose safety checkpoint is %s)", lb.Dir, lb.Agent, lb.Safety)

@@ -503,3 +503,27 @@ func TestSaveBeforeTheEndIntoADirectoryMovedWhole(t *testing.T) {
 		t.Errorf("a.txt is %q, want k1's", got)
 	}
 }
+
+// TestDoctorNamesAKilledRollbacksBackup: a rollback killed before it
+// ended leaves its backup directory until the next plan or rollback
+// closes it; until then the doctor's checkpoints.backups is a warning
+// naming it (it used to say no rollback left one), and once that
+// command closed the rollback and judged the directory, ok.
+func TestDoctorNamesAKilledRollbacksBackup(t *testing.T) {
+	f, args, plan := twoFilesBack(t, "a two\n", "b two\n")
+	r := f.r
+	if real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=rollback.written"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	dirs := backupDirs(r, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("backup directories after the kill: %v", dirs)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dirs[0]) || !strings.Contains(msg, "did not end") {
+		t.Errorf("doctor after the kill: %s %s", level, msg)
+	}
+	planOf(t, r, args) // closes the rollback, and removes its backup
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "ok" {
+		t.Errorf("doctor once the plan closed the rollback: %s %s", level, msg)
+	}
+}
