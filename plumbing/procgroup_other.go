@@ -24,3 +24,6 @@ func Start(cmd *exec.Cmd) error { return cmd.Start() }
 // DieWithParent does nothing where there are no signals between
 // processes: a command whose parent dies runs to its end.
 func DieWithParent() {}
+
+// ParentLeadsGroup is false where there are no process groups.
+func ParentLeadsGroup() bool { return false }

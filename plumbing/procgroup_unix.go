@@ -3,6 +3,7 @@
 package plumbing
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -49,3 +50,11 @@ func run(cmd *exec.Cmd) error {
 // parent-death signal is tied to a thread that lives as long as the
 // process (procgroup_linux.go).
 func Start(cmd *exec.Cmd) error { return startChild(cmd) }
+
+// ParentLeadsGroup reports whether this process's parent leads its
+// process group: what a shell with job control makes of the command a
+// person types (`git venom-rollback` at a terminal: git leads the job,
+// and git-venom-rollback, its child, is in it). A shell that runs the
+// command itself (a hook, an alias's `sh -c`, a harness's hook command)
+// leads no group, nor does a process a script started.
+func ParentLeadsGroup() bool { return syscall.Getpgrp() == os.Getppid() }

@@ -270,14 +270,17 @@ test_expect_success 'BR-47: git venom-rollback killed with SIGKILL takes its git
 	tree_state >"$OUT/tree.before" &&
 	P=$(plan $K1 | jq -r .plan) &&
 	rm -f "$OUT/git.pid" &&
-	{
+	(
+		# A job of its own, as a shell with job control runs the command
+		# a person types: git leads its process group.
+		set -m
 		GIT_VENOM_TEST_FAILPOINT=rollback.batch-written:exec \
 		GIT_VENOM_TEST_FAILPOINT_EXEC="while ! test -s \"$OUT/git.pid\"; do sleep 0.01; done; kill -9 \$(cat \"$OUT/git.pid\")" \
 		git venom-rollback --agent $AG $K1 --plan $P --json >"$OUT/killed.json" 2>&1 &
 		echo $! >"$OUT/git.pid"
 		wait $!
 		test $? = 137
-	} &&
+	) &&
 	# The child is gone with git: the next command finds the tree
 	# unlocked at once, and closes the rollback as killed (an orphan that
 	# went on would have ended it itself, ok).
@@ -287,6 +290,27 @@ test_expect_success 'BR-47: git venom-rollback killed with SIGKILL takes its git
 	echo "{\"ok\":false,\"code\":\"failed.rollback_interrupted\"}" >"$OUT/expect" &&
 	test_cmp "$OUT/expect" "$OUT/ended" &&
 	tree_state >"$OUT/tree.next" && ! test_cmp "$OUT/tree.before" "$OUT/tree.next" >/dev/null
+'
+
+test_expect_success 'BR-47: a checkpoint a git hook starts in the background outlives the hook' '
+	# The hook'"'"'s shell is the checkpoint'"'"'s parent, not git: its end must
+	# not take the checkpoint with it (GIT_EXEC_PATH is set all the same).
+	case_repo br47-hook-bg &&
+	echo a >a && git add a && git commit -qm init &&
+	{
+		echo "#!/bin/sh" &&
+		echo "GIT_VENOM_TEST_FAILPOINT=capture.status-done:exec GIT_VENOM_TEST_FAILPOINT_EXEC=\"sleep 1\" git-venom-checkpoint --agent me --label \"after commit\" >\"$OUT/bg.out\" 2>&1 &" &&
+		echo "echo \$! >\"$OUT/bg.pid\"" &&
+		echo "sleep 0.3 # the hook'"'"'s other work, done before the checkpoint"
+	} >.git/hooks/post-commit &&
+	chmod +x .git/hooks/post-commit &&
+	echo b >b && git add b &&
+	( set -m; git commit -qm two & wait $! ) &&
+	test -s "$OUT/bg.pid" &&
+	while kill -0 $(cat "$OUT/bg.pid") 2>/dev/null; do sleep 0.1; done &&
+	grep "took checkpoint k1 of me" "$OUT/bg.out" &&
+	git venom-checkpoint list --agent me >"$OUT/bg.list" &&
+	grep "after commit" "$OUT/bg.list"
 '
 
 test_expect_success 'BR-48: a stale lock on the next checkpoint ref never lets a rollback write without a safety ref' '
