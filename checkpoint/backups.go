@@ -89,18 +89,7 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 	if len(owners) == 0 {
 		return nil
 	}
-	repos := []*plumbing.Repo{t.Repo}
-	for _, rs := range subs {
-		r, err := t.RepoAt(ctx, rs)
-		if err != nil {
-			// No longer checked out (deinit): its git directory, with
-			// the backups in it, stays in the top's.
-			r, err = t.Repo.SubmoduleGitDir(ctx, rs.Repo)
-		}
-		if err == nil && r != t.Repo {
-			repos = append(repos, r)
-		}
-	}
+	repos := t.backupRepos(ctx, subs)
 	var out []LeftBackup
 	seen := map[string]bool{}
 	for _, r := range repos {
@@ -130,6 +119,54 @@ func (t *Tree) leftBackups(ctx context.Context, st *journal.State) []LeftBackup 
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// backupRepos is the top repository and each of subs (submodules a
+// checkpoint holds), where their rollbacks keep their backup directories:
+// a submodule no longer checked out (deinit) in its git directory under
+// the top's, which keeps the backups in it.
+func (t *Tree) backupRepos(ctx context.Context, subs []journal.RepoState) []*plumbing.Repo {
+	repos := []*plumbing.Repo{t.Repo}
+	for _, rs := range subs {
+		r, err := t.RepoAt(ctx, rs)
+		if err != nil {
+			r, err = t.Repo.SubmoduleGitDir(ctx, rs.Repo)
+		}
+		if err == nil && r != t.Repo {
+			repos = append(repos, r)
+		}
+	}
+	return repos
+}
+
+// OpenBackups lists, sorted, the backup directories of the rollbacks st
+// holds open in this tree (killed before they ended, not running now:
+// checkpoints.rollbacks names them), in the top repository's scratch
+// directory and in each submodule's their safety checkpoint holds. The
+// next plan or rollback closes such a rollback and judges them
+// (CloseInterrupted). It writes nothing: a glob a repository.
+func (t *Tree) OpenBackups(ctx context.Context, st *journal.State) []string {
+	var out []string
+	for _, a := range st.Agents {
+		b := a.OpenRollback
+		if b == nil || b.Path != t.Path() || rollbackRunning(t, b.Path) {
+			continue
+		}
+		var subs []journal.RepoState
+		if s := a.Checkpoint(b.Safety); s != nil {
+			for _, rs := range s.Rec.Repos {
+				if rs.Repo != TopRepo && rs.Repo != "" {
+					subs = append(subs, rs)
+				}
+			}
+		}
+		for _, r := range t.backupRepos(ctx, subs) {
+			dirs, _ := filepath.Glob(filepath.Join(r.GitDir, "venom", "tmp", BackupPrefix(a.ID, b.Safety)+"*"))
+			out = append(out, dirs...)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -461,17 +461,7 @@ func (t *Tree) backupsCheck(ctx context.Context, st *journal.State) Check {
 	// A rollback killed before it ended (checkpoints.rollbacks) left its
 	// backup directories too: what it moved away, and any save made into
 	// it, until the next plan or rollback judges and closes it.
-	var killed []string
-	for _, a := range st.Agents {
-		b := a.OpenRollback
-		if b == nil || b.Path != t.Path() || rollbackRunning(t, b.Path) {
-			continue
-		}
-		dirs, _ := filepath.Glob(filepath.Join(t.Repo.GitDir, "venom", "tmp", BackupPrefix(a.ID, b.Safety)+"*"))
-		killed = append(killed, dirs...)
-	}
-	if len(killed) > 0 {
-		sort.Strings(killed)
+	if killed := t.OpenBackups(ctx, st); len(killed) > 0 {
 		return Check{ID: "checkpoints.backups", Level: "warn",
 			Message: fmt.Sprintf("left by a rollback that did not end (checkpoints.rollbacks), holding what it moved away and any save made into it: %s", strings.Join(killed, ", ")),
 			Fix:     "run git venom-plan for any checkpoint in that tree: it closes the rollback, keeps a save found there under refs/venom/rescued/, and removes the directory"}

@@ -527,3 +527,24 @@ func TestDoctorNamesAKilledRollbacksBackup(t *testing.T) {
 		t.Errorf("doctor once the plan closed the rollback: %s %s", level, msg)
 	}
 }
+
+// TestDoctorNamesAKilledRollbacksBackupInASubmodule: the same, for the
+// backup directory a rollback killed in a submodule left in that
+// submodule's git directory.
+func TestDoctorNamesAKilledRollbacksBackupInASubmodule(t *testing.T) {
+	f, lib, in := subFixture(t, false)
+	r := f.r
+	k1, _ := agentTurn(t, f, lib, in)
+	args := []string{"--agent", f.agent, k1, "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	if real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.sub-written"); !real.killed {
+		t.Fatalf("not killed: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	dirs := backupDirs(lib, nil)
+	if len(dirs) != 1 {
+		t.Fatalf("lib's backup directories after the kill: %v", dirs)
+	}
+	if level, msg := doctorCheck(t, f, "checkpoints.backups"); level != "warn" || !strings.Contains(msg, dirs[0]) {
+		t.Errorf("doctor after the kill: %s %s, want a warning naming %s", level, msg, dirs[0])
+	}
+}
