@@ -392,7 +392,14 @@ func (ap *applier) report(repo Repo) Repo {
 	}
 	files := []File{}
 	for _, f := range r.Files {
-		if !gone[f.Path] {
+		// A path left, or below a directory left (one moved whole that
+		// went back to the tree with a save in it).
+		left := gone[f.Path]
+		for p := f.Path; !left && strings.Contains(p, "/"); {
+			p = p[:strings.LastIndexByte(p, '/')]
+			left = gone[p]
+		}
+		if !left {
 			files = append(files, f)
 		}
 	}

@@ -494,6 +494,12 @@ func TestSaveBeforeTheEndIntoADirectoryMovedWhole(t *testing.T) {
 	if left == "" {
 		t.Errorf("gen is not left: %+v", res.Repos[0].Left)
 	}
+	// Its paths are no longer among what the rollback did.
+	for _, f := range res.Repos[0].Files {
+		if strings.HasPrefix(f.Path, "gen/") {
+			t.Errorf("files[] still lists %s, below gen, which is left", f.Path)
+		}
+	}
 	// Where it went: back to the tree with its directory, here, as
 	// nothing took its place.
 	if got := r.Read("gen/out0"); got != "SAVED BEFORE THE END\n" {
