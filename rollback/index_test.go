@@ -215,3 +215,22 @@ func TestStagedDuringTheRollbackIsKept(t *testing.T) {
 		t.Errorf("the tree after the way back:\n%s", d)
 	}
 }
+
+// TestCtrlCBeforeTheWritesSaysInterrupted: a rollback interrupted while
+// it still only reads (here in S's capture, after its walk) changes
+// nothing, and its error says it was interrupted: a git child the
+// context killed used to read as a git failure ("context canceled").
+func TestCtrlCBeforeTheWritesSaysInterrupted(t *testing.T) {
+	t.Parallel()
+	f, args, plan := twoFilesBack(t, "a two\n", "b two\n")
+	r := f.r
+	before := stateOf(t, r)
+	real := realCall(t, r, args, plan, "GIT_VENOM_TEST_FAILPOINT=capture.status-done:int")
+	out := parseOut(t, real)
+	if out.Error == nil || !strings.HasPrefix(out.Error.Message, "interrupted (") {
+		t.Fatalf("rollback interrupted before its writes: exit %d\n%s%s", real.exit, real.stdout, real.stderr)
+	}
+	if d := before.changes(t, r, true); d != "" {
+		t.Errorf("the tree after an interrupt before the writes:\n%s", d)
+	}
+}

@@ -111,6 +111,7 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		if errors.Is(err, errHelp) {
 			return 129
 		}
+		err = interrupted(ctx, err)
 		var st exitStatus
 		if errors.As(err, &st) {
 			return int(st)
@@ -118,6 +119,21 @@ func Main(verb string, args []string, in io.Reader, out, errw io.Writer) (code i
 		return report(e, err)
 	}
 	return 0
+}
+
+// interrupted is err, said to be an interruption where a signal ended
+// ctx and err does not say so itself (a rollback's way back does: its
+// failed.rollback_undone and failed.rollback_partial): a git child
+// killed by the context otherwise reads as a git failure ("comparing S
+// with k1: ... context canceled"). The code stays err's.
+func interrupted(ctx context.Context, err error) error {
+	e := rfcerr.As(err)
+	if ctx.Err() == nil || e == nil || strings.Contains(e.Message, "interrupted") {
+		return err
+	}
+	c := *e
+	c.Message = fmt.Sprintf("interrupted (%v): %s", context.Cause(ctx), e.Message)
+	return &c
 }
 
 // tuneGC lets the heap grow to five times what is live before the
