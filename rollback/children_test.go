@@ -18,8 +18,7 @@ import (
 // reuses) under its locks in the child that reads S's HEAD (the
 // verification reads the safety checkpoint's in its own), and the
 // plan's diffs of S, T and the windows in one diff-tree, which lists
-// what of S the latest checkpoint does not hold for the safety
-// checkpoint's checks too;
+// what of S HEAD does not hold for the safety checkpoint's checks too;
 // its verification, which finds T's tree, needs no diff-tree to call it
 // exact, and no commit-tree either: the target's commit, whose ref S's
 // child read under the locks it still holds, holds its tree on its HEAD
@@ -84,8 +83,8 @@ func TestRollbackGitChildren(t *testing.T) {
 			stdin++
 		}
 	}
-	// The plan's one --stdin, which lists what of S the latest
-	// checkpoint does not hold for the safety checkpoint's checks too.
+	// The plan's one --stdin, which lists what of S HEAD does not hold
+	// for the safety checkpoint's checks too.
 	if stdin != 1 || len(diffs) != 1 {
 		t.Errorf("%d diff-tree children (%d --stdin), want the plan's one --stdin alone:\n%s", len(diffs), stdin, strings.Join(diffs, "\n"))
 	}

@@ -160,16 +160,14 @@ func rollbackRow(n int) caseFunc {
 // baseline's are for (issue 16; bench/README.md).
 const smallRollbackNote = "beyond the baseline's two walks and checkout: 12 small git children at 1-3 ms of CPU each, nearly\n" +
 	"all of it git's start, each answering a question no other can (discovery, settings, S's HEAD and\n" +
-	"refs, the plan's diffs, the target's sizes, the safety ref (its whole-checks only for what the\n" +
-	"latest checkpoint does not hold: none here), the restore index and the check of what it wrote, the\n" +
-	"verification's ref), and venom's own process:\n" +
+	"refs, the plan's diffs, the target's sizes, the safety ref and its three whole-checks, the restore\n" +
+	"index and the check of what it wrote, the verification's ref), and venom's own process:\n" +
 	"bench/README.md, \"A rollback of 10 paths on a 4.8k-file tree\"\n"
 
 // deletionsNote follows the traced run's breakdown (explain) of a
 // rollback of 50,000 deletions (issue 16; bench/README.md).
-const deletionsNote = "beyond the baseline's walk and rm -rf: a second status walk (the safety checkpoint's whole-checks\n" +
-	"find nothing the latest checkpoint does not hold), and in venom per file four lstats and an unlink\n" +
-	"(issue 13's checks) where rm -rf\n" +
+const deletionsNote = "beyond the baseline's walk and rm -rf: a second status walk, three whole-checks of the safety\n" +
+	"checkpoint (cat-file), and in venom per file four lstats and an unlink (issue 13's checks) where rm -rf\n" +
 	"pays the unlink: bench/README.md, \"A rollback of 50,000 deletions on the 100k tree\"\n"
 
 // rollbackDeletions (issue 16): the turn created o.big new files (in one
