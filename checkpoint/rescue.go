@@ -474,10 +474,8 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 // (plumbing.BlobsBeyond), not the tree. A `git gc --prune=now` whose walk
 // of what is reachable began before the ref existed deletes them although
 // the ref now names them; a tree object gone makes the listing itself
-// fail. objs, when not nil, is the list to check instead of the listing:
-// one an earlier call returned, or the caller's own, of what no other ref
-// keeps (an empty one starts no git). It returns the list and those
-// missing.
+// fail. objs, when not nil, is the list an earlier call returned, checked
+// again without the listing. It returns the list and those missing.
 func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plumbing.OID, objs []plumbing.OID) (list, missing []plumbing.OID, err error) {
 	r := t.Repo
 	if objs == nil {

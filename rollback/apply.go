@@ -143,19 +143,10 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			ap.indexTree = plumbing.OID(indexTrees[q.rel])
 		}
 		if head := deref(rs.Head); q.listed && ap.indexTree == "" && rs.Tree == string(q.snap.Tree) && head == string(q.snap.Head) {
-			// What of S the latest checkpoint (or else HEAD) does not
-			// hold, trees and blobs, listed with the plan's diffs (issue
-			// 16): its commit and its tree, unless they are the latest's
-			// (plan.kept), and those are checked, now and again before
-			// the backups go. Nothing at all when S is the latest.
-			objs := []plumbing.OID{}
-			if rs.Commit != q.kept.commit {
-				objs = append(objs, plumbing.OID(rs.Commit))
-			}
-			if rs.Tree != q.kept.tree {
-				objs = append(objs, plumbing.OID(rs.Tree))
-			}
-			ap.safetyObjs = append(objs, q.beyond...)
+			// What of S HEAD does not hold, trees and blobs, listed with
+			// the plan's diffs (issue 16): its commit, its tree and
+			// those are checked, now and again before the backups go.
+			ap.safetyObjs = append([]plumbing.OID{plumbing.OID(rs.Commit), plumbing.OID(rs.Tree)}, q.beyond...)
 		}
 		if err := ap.safetyWhole(ctx); err != nil {
 			if ctx.Err() != nil {

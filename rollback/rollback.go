@@ -288,17 +288,11 @@ type plan struct {
 	// looks is each planned path's lstat as the plan's check took it
 	// (worktree.looks), for the looks before the first write.
 	looks map[string]looked
-	// beyond is what of S (its trees and blobs) the listing's base does
-	// not hold, as the plan's diffs listed it beside them (listed), for
-	// the safety checkpoint's checks (applier.safetyWhole). The base is
-	// kept when there is one, else HEAD's tree.
+	// beyond is what of S (its trees and blobs) HEAD does not hold, as
+	// the plan's diffs listed it beside them (listed), for the safety
+	// checkpoint's checks (applier.safetyWhole).
 	beyond []plumbing.OID
 	listed bool
-	// kept is the commit and tree of this agent's latest checkpoint in
-	// the top repository, whose ref S's child read as the log records it
-	// (keptCheckpoint): its objects are safe from a gc for the whole
-	// rollback. Empty otherwise.
-	kept point
 	// expect is the tree the verification capture has when the rollback
 	// did exactly what it planned, where the plan writes and deletes
 	// every path that differs between S and T, unnarrowed: T's tree
@@ -752,19 +746,14 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if p.rel == "" {
 		direct = o.Pathspec
 	}
-	// And, where the diffs are whole, what of S the latest checkpoint
-	// (keptCheckpoint), or else HEAD, does not hold, trees too: the
-	// safety checkpoint's listing (SafetyWhole), from the same child. A
-	// listing that fails is made again after the safety checkpoint, from
-	// HEAD, as without this.
-	p.kept = p.keptCheckpoint()
-	listing := direct.Empty() && (p.kept.tree != "" || p.snap.Head == "" || p.snap.HeadTree != "")
+	// And, where the diffs are whole, what of S HEAD does not hold, trees
+	// too: the safety checkpoint's listing (SafetyWhole), from the same
+	// child. A listing that fails is made again after the safety
+	// checkpoint, as without this.
+	listing := direct.Empty() && (p.snap.Head == "" || p.snap.HeadTree != "")
 	if listing {
 		base := p.snap.HeadTree
-		switch {
-		case p.kept.tree != "":
-			base = plumbing.OID(p.kept.tree)
-		case p.snap.Head == "":
+		if p.snap.Head == "" {
 			base = plumbing.EmptyTreeOf(p.snap.Tree)
 		}
 		pairs = append(pairs, [2]string{string(base), string(p.snap.Tree)})
@@ -1053,33 +1042,6 @@ func (p *plan) root() *plan {
 		return p.top
 	}
 	return p
-}
-
-// keptCheckpoint is the commit and tree of this agent's latest
-// checkpoint in the top repository when its ref, as S's child read it
-// under the locks, names the commit the log records: a ref that exists
-// from before the safety checkpoint's to the rollback's end keeps what it
-// reaches from any gc, whenever that gc's walk began, as HEAD keeps its
-// own (issue 16). It does exist to the end: RFC 5.2 never prunes an
-// agent's newest checkpoint, and prune and clean run under the agent
-// lock this rollback holds. The safety checkpoint's checks
-// (applier.safetyWhole) then leave out what it holds: in a rollback just
-// after a turn, S is that turn's end, commit and all (RFC 5.1), and
-// nothing is left to check. A zero point for a submodule's plan (its
-// refs of the latest are not read) and when there is no such ref.
-func (p *plan) keptCheckpoint() point {
-	l := p.agent.Latest()
-	if p.rel != "" || l == nil {
-		return point{}
-	}
-	rs := l.Rec.RepoEntry(checkpoint.TopRepo)
-	if rs == nil || rs.Tree == "" {
-		return point{}
-	}
-	if v, ok := p.refs[refs.Checkpoint(p.agent.ID, l.N)]; !ok || string(v) != rs.Commit {
-		return point{}
-	}
-	return point{commit: rs.Commit, tree: rs.Tree}
 }
 
 // repoName is p's repo member: "." for the top, else the submodule's

@@ -1344,10 +1344,8 @@ func holdsFiles(dir string, manifest bool) bool {
 
 // safetyWhole checks that the safety checkpoint is whole
 // (checkpoint.SafetyWhole: its commit, its tree, and S's blobs HEAD's tree
-// does not hold; or the list the plan made, of what no ref but the
-// safety checkpoint's keeps: plan.kept), listing what to check once and
-// checking the same list again later. An empty list starts no git. The
-// error says which objects are missing.
+// does not hold), listing what to check once and checking the same list
+// again later. The error says which objects are missing.
 func (ap *applier) safetyWhole(ctx context.Context) error {
 	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs)
 	if err != nil || len(missing) > 0 {
