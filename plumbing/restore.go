@@ -824,6 +824,61 @@ func (r *Repo) StoreRaw(ctx context.Context, files []string) (map[string]OID, er
 	return r.hashPaths(ctx, files, "-w", "--no-filters")
 }
 
+// BlobsFromDisk writes back into the object store those of missing (blob
+// names) that a regular file of tree holds and that the file at the same
+// path in the work tree still hashes to, through its clean filter as a
+// capture reads it (`git ls-tree -r -z`, then `git hash-object -w
+// --stdin-paths` of those paths alone): a blob that a `git gc
+// --prune=now` beside a capture deleted while the file stayed as it was.
+// It returns the names written back, in missing's order; the others are
+// gone from the files too (a file changed since writes another blob,
+// which stays unreferenced). Symlinks and gitlinks are not looked at. An
+// error (tree itself missing, a filter failing) writes nothing known.
+func (r *Repo) BlobsFromDisk(ctx context.Context, tree OID, missing []OID) ([]OID, error) {
+	want := make(map[OID]bool, len(missing))
+	for _, o := range missing {
+		want[o] = true
+	}
+	out, err := r.Run(ctx, Options{NoIndex: true}, "ls-tree", "-r", "-z", "--full-tree", string(tree))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := ParseLsTree(out)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	of := map[string]OID{}
+	for _, e := range entries {
+		if want[e.OID] && (e.Mode == "100644" || e.Mode == "100755") {
+			if st, err := os.Lstat(filepath.Join(r.WorkTree, filepath.FromSlash(e.Path))); err == nil && st.Mode().IsRegular() {
+				paths = append(paths, e.Path)
+				of[e.Path] = e.OID
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	got, err := r.hashPaths(ctx, paths, "-w")
+	if err != nil {
+		return nil, err
+	}
+	back := map[OID]bool{}
+	for _, p := range paths {
+		if got[p] == of[p] {
+			back[of[p]] = true
+		}
+	}
+	var res []OID
+	for _, o := range missing {
+		if back[o] {
+			res = append(res, o)
+		}
+	}
+	return res, nil
+}
+
 // hashPaths runs `git hash-object <flags> --stdin-paths` on paths; a
 // path holding a newline, which --stdin-paths cannot be given, goes on
 // the command line of a second hash-object instead.

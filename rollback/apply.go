@@ -148,7 +148,16 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			// those are checked, now and again before the backups go.
 			ap.safetyObjs = append([]plumbing.OID{plumbing.OID(rs.Commit), plumbing.OID(rs.Tree)}, q.beyond...)
 		}
-		if err := ap.safetyWhole(ctx); err != nil {
+		err := ap.safetyWhole(ctx)
+		if err != nil {
+			if n := ap.blobsFromDisk(ctx); n > 0 {
+				// Written back from the files: the check again.
+				if err = ap.safetyWhole(ctx); err == nil {
+					res.BlobsFromDisk += n
+				}
+			}
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil, aps.fail(ctx, ended, 0, err)
 			}
@@ -157,7 +166,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 				err = multierror.Append(err, lerr)
 			}
 			return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": q.repoName(), "reason": err.Error(), "safety": res.Safety},
-				"nothing was written: %v", err).
+				"nothing was written").
 				WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID())
 		}
 	}

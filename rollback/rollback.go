@@ -248,6 +248,11 @@ type Result struct {
 	After        string       `json:"after,omitempty"`
 	Exact        *bool        `json:"exact,omitempty"`
 	Note         string       `json:"note,omitempty"`
+	// BlobsFromDisk is how many blobs the safety checkpoint was found
+	// without before the first write and that were written back from
+	// the files that still held them (applier.blobsFromDisk); the
+	// command says so on stderr. Not in the JSON result.
+	BlobsFromDisk int `json:"-"`
 	// Pathspec is the plan's pathspec as given, and Prefix the directory
 	// (relative to the top, with a trailing "/", or "") it is relative
 	// to; both absent when the plan is not narrowed.

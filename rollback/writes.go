@@ -230,6 +230,7 @@ type applier struct {
 	safety     journal.RepoState
 	indexTree  plumbing.OID // the user's index as the rollback found it, kept when HEAD moves
 	safetyObjs []plumbing.OID
+	missing    []plumbing.OID // what the last safetyWhole found missing
 	// direct is set once the scratch directory proved to be on another
 	// file system than the tree (a link fails with EXDEV): git then
 	// writes in the tree itself.
@@ -1349,10 +1350,32 @@ func holdsFiles(dir string, manifest bool) bool {
 func (ap *applier) safetyWhole(ctx context.Context) error {
 	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs)
 	if err != nil || len(missing) > 0 {
+		ap.missing = missing
 		return notWhole(ap.plan.res.Safety, missing, err)
 	}
-	ap.safetyObjs = objs
+	ap.safetyObjs, ap.missing = objs, nil
 	return nil
+}
+
+// blobsFromDisk writes back the blobs the first check found the safety
+// checkpoint without, where the files of S that hold them are still as S
+// had them (plumbing.BlobsFromDisk), and returns how many. It runs only
+// before the first write: S is then what is on disk. A blob missing
+// there was most often missing from the checkpoint S reused or was made
+// from (the latest, RFC 5.1: a `git gc --prune=now` beside that capture
+// deleted it as the capture wrote it), and every rollback would fail on
+// it while the file that holds it is right there; written back, that
+// checkpoint is whole again too. What cannot be written back (a tree, the
+// commit, a file changed since) still fails the rollback.
+func (ap *applier) blobsFromDisk(ctx context.Context) int {
+	if len(ap.missing) == 0 || ctx.Err() != nil {
+		return 0
+	}
+	back, err := ap.plan.tree.Repo.BlobsFromDisk(ctx, plumbing.OID(ap.safety.Tree), ap.missing)
+	if err != nil {
+		return 0
+	}
+	return len(back)
 }
 
 // notWhole is safetyWhole's error: missing objects (a few named), or the

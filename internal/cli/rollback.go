@@ -138,6 +138,9 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		}
 		return planHints(err, o, spec)
 	}
+	if n := res.BlobsFromDisk; n > 0 {
+		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %d file(s) a `git gc --prune=now` beside an earlier capture had deleted; they were written again from the tree, where they were unchanged\n", res.Safety, n)
+	}
 	if e.JSON {
 		writeJSON(e.Out, res)
 		return nil
