@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,10 @@ func HumanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// missingObject is how `git rev-list --objects` says an object it walks
+// to is not in the store: its type and name.
+var missingObject = regexp.MustCompile(`missing (blob|tree|commit) object '?([0-9a-f]{40,64})`)
+
 // LooseWarn is how many loose objects only checkpoints hold above which
 // the doctor suggests `git gc`, when gc.auto does not say: git's own
 // default for gc.auto.
@@ -96,6 +101,14 @@ const LooseWarn = 6700
 // fix.
 func (t *Tree) diskCheck(ctx context.Context) Check {
 	d, err := t.CheckpointDisk(ctx)
+	if m := missingObject.FindStringSubmatch(fmt.Sprint(err)); m != nil {
+		// A checkpoint lacks an object: a `git gc --prune=now` beside a
+		// capture deletes what it has just written (issue 16's break-it
+		// pass), and the checkpoints that reuse it lack it too.
+		return Check{ID: "checkpoints.size", Level: "warn",
+			Message: fmt.Sprintf("a checkpoint lacks the %s object %s (a `git gc --prune=now` beside a capture deletes what the capture has just written); a rollback that needs it writes a file's blob back from the tree while that file is unchanged, and otherwise refuses with nothing written", m[1], m[2]),
+			Fix:     "run no `git gc --prune=now` while an agent works; `git fsck --connectivity-only` lists what is missing, and the tree that names it"}
+	}
 	if err != nil {
 		return Check{ID: "checkpoints.size", Level: "warn", Message: fmt.Sprintf("cannot measure the objects only checkpoints hold: %v", err)}
 	}

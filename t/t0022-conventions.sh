@@ -85,6 +85,32 @@ test_expect_success 'the doctor counts loose objects as the files on disk, and s
 	)
 '
 
+test_expect_success 'the doctor names an object a checkpoint lacks, and a rollback writes its blob back' '
+	git init -q "$VENOM_TEST_ROOT/lacks" && (
+	cd "$VENOM_TEST_ROOT/lacks" &&
+	printf "/%s\n" "*.json" "*.out" "*.err" >>.git/info/exclude &&
+	test_commit one f.txt 1 &&
+	git venom-checkpoint --agent d --reason turn_start --json >/dev/null &&
+	echo "the only copy" >x.txt &&
+	sleep 1.1 &&
+	git venom-checkpoint --agent d --reason turn_end --json >/dev/null &&
+	# What a git gc --prune=now beside the capture does.
+	blob=$(git hash-object x.txt) &&
+	rm "$(git rev-parse --git-path objects)/$(echo "$blob" | cut -c1-2)/$(echo "$blob" | cut -c3-)" &&
+	git venom-doctor --json >doc.json &&
+	jq -c ".checks[] | select(.id == \"checkpoints.size\")" doc.json >size.json &&
+	test_json size.json ".level == \"warn\"" ".message | test(\"lacks the blob object $blob\")" ".fix | test(\"fsck\")" &&
+	plan=$(git venom-plan --agent d k1 --json | jq -r .plan) &&
+	git venom-rollback --agent d k1 --plan "$plan" --json >rb.json 2>rb.err &&
+	grep "lacked 1 file(s)" rb.err &&
+	test_path_is_missing x.txt &&
+	git cat-file -e "$blob" &&
+	git venom-doctor --json >doc.json &&
+	jq -c ".checks[] | select(.id == \"checkpoints.size\")" doc.json >size.json &&
+	test_json size.json ".level == \"ok\""
+	)
+'
+
 test_expect_success 'the README'"'"'s way to hide checkpoints from git log --all works' '
 	cmd=$(sed -n "s/^git log --oneline --graph --exclude=/--exclude=/p" "$VENOM_SRC/README.md") &&
 	test -n "$cmd" &&
