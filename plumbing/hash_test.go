@@ -2,6 +2,10 @@ package plumbing_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/venom-org/git-venom/internal/gittest"
@@ -52,5 +56,86 @@ func TestHashesOfAPathWithANewline(t *testing.T) {
 	}
 	if _, err := r.GitErr("cat-file", "-e", string(stored["new\nline"])); err != nil {
 		t.Errorf("the blob StoreRaw named is not stored: %v", err)
+	}
+}
+
+// TestHashesOfPathsStdinPathsMisreads: `hash-object --stdin-paths` reads
+// a line that begins with a double quote as a C-quoted string and strips
+// a carriage return from its end, so such paths go on the command line
+// too: each gets its own file's hash, and one of them no longer fails
+// every path asked with it (a rollback over a file named "q" failed with
+// "could not open 'q' for reading").
+func TestHashesOfPathsStdinPathsMisreads(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	names := []string{`"q"`, `"bad`, "cr\r", "-dash", " sp", "plain"}
+	for i, n := range names {
+		r.Write(n, fmt.Sprintf("content %d\n", i))
+	}
+	r.Write("q", "the unquoted name's\n")
+	r.Write("cr", "the name without its CR\n")
+	ctx := context.Background()
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := repo.RawHashes(ctx, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		if want := r.HashBlob(fmt.Sprintf("content %d\n", i)); string(raw[n]) != want {
+			t.Errorf("%q: %q, want %q", n, raw[n], want)
+		}
+	}
+}
+
+// TestBlobsFromDisk: of the blobs asked, those a regular file of the
+// tree still holds are written back; not one whose file changed since,
+// nor one reached through a symbolic link to a directory elsewhere,
+// whose content is not stored either.
+func TestBlobsFromDisk(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("same.txt", "kept\n")
+	r.Write("changed.txt", "before\n")
+	r.Write("d/x.txt", "through a link\n")
+	r.Git("add", ".")
+	tree := strings.TrimSpace(r.Git("write-tree"))
+	oid := func(p string) plumbing.OID { return plumbing.OID(strings.TrimSpace(r.Git("rev-parse", tree+":"+p))) }
+	asked := []plumbing.OID{oid("same.txt"), oid("changed.txt"), oid("d/x.txt")}
+	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
+	if !filepath.IsAbs(objs) {
+		objs = filepath.Join(r.Dir, objs)
+	}
+	for _, o := range asked {
+		if err := os.Remove(filepath.Join(objs, string(o)[:2], string(o)[2:])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Write("changed.txt", "after\n")
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x.txt"), []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(r.Dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(r.Dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := repo.BlobsFromDisk(ctx, plumbing.OID(tree), asked)
+	if err != nil || len(back) != 1 || back[0] != asked[0] {
+		t.Fatalf("written back %v (%v), want same.txt's %s alone", back, err, asked[0])
+	}
+	for blob, want := range map[string]bool{string(asked[0]): true, string(asked[1]): false, r.HashBlob("after\n"): false, r.HashBlob("outside\n"): false} {
+		if _, err := r.GitErr("cat-file", "-e", blob); (err == nil) != want {
+			t.Errorf("blob %s in the store: %v, want %v", blob, err == nil, want)
+		}
 	}
 }

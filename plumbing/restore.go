@@ -824,11 +824,21 @@ func (r *Repo) StoreRaw(ctx context.Context, files []string) (map[string]OID, er
 	return r.hashPaths(ctx, files, "-w", "--no-filters")
 }
 
+// stdinPathOK reports whether `git hash-object --stdin-paths` reads the
+// line p as the path p: not one holding a newline, nor one that begins
+// with a double quote (git unquotes such a line as a C string), nor one
+// that ends in a carriage return (git strips it from the line).
+func stdinPathOK(p string) bool {
+	return !strings.Contains(p, "\n") && !strings.HasPrefix(p, `"`) && !strings.HasSuffix(p, "\r")
+}
+
 // BlobsFromDisk writes back into the object store those of missing (blob
 // names) that a regular file of tree holds and that the file at the same
 // path in the work tree still hashes to, through its clean filter as a
 // capture reads it (`git ls-tree -r -z`, then `git hash-object -w
-// --stdin-paths` of those paths alone): a blob that a `git gc
+// --stdin-paths` of those paths alone, first without writing and then
+// writing those that match, each a regular file below directories of the
+// tree, never through a symbolic link): a blob that a `git gc
 // --prune=now` beside a capture deleted while the file stayed as it was.
 // It returns the names written back, in missing's order; the others are
 // gone from the files too (a file changed since writes another blob,
@@ -850,22 +860,34 @@ func (r *Repo) BlobsFromDisk(ctx context.Context, tree OID, missing []OID) ([]OI
 	var paths []string
 	of := map[string]OID{}
 	for _, e := range entries {
-		if want[e.OID] && (e.Mode == "100644" || e.Mode == "100755") {
-			if st, err := os.Lstat(filepath.Join(r.WorkTree, filepath.FromSlash(e.Path))); err == nil && st.Mode().IsRegular() {
-				paths = append(paths, e.Path)
-				of[e.Path] = e.OID
-			}
+		if want[e.OID] && (e.Mode == "100644" || e.Mode == "100755") && regularInTree(r.WorkTree, e.Path) {
+			paths = append(paths, e.Path)
+			of[e.Path] = e.OID
 		}
 	}
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	got, err := r.hashPaths(ctx, paths, "-w")
+	// Hashed first, nothing written; then written, the files that hash
+	// to a missing blob alone: a file changed since S writes nothing.
+	got, err := r.hashPaths(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
-	back := map[OID]bool{}
+	var same []string
 	for _, p := range paths {
+		if got[p] == of[p] {
+			same = append(same, p)
+		}
+	}
+	if len(same) == 0 {
+		return nil, nil
+	}
+	if got, err = r.hashPaths(ctx, same, "-w"); err != nil {
+		return nil, err
+	}
+	back := map[OID]bool{}
+	for _, p := range same {
 		if got[p] == of[p] {
 			back[of[p]] = true
 		}
@@ -879,14 +901,30 @@ func (r *Repo) BlobsFromDisk(ctx context.Context, tree OID, missing []OID) ([]OI
 	return res, nil
 }
 
+// regularInTree reports whether rel (slash-separated, relative to root)
+// is a regular file of the tree: it is one, and each directory above it
+// below root is a directory, not a symbolic link to one elsewhere.
+func regularInTree(root, rel string) bool {
+	dir := root
+	parts := strings.Split(rel, "/")
+	for _, d := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, d)
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	st, err := os.Lstat(filepath.Join(dir, parts[len(parts)-1]))
+	return err == nil && st.Mode().IsRegular()
+}
+
 // hashPaths runs `git hash-object <flags> --stdin-paths` on paths; a
-// path holding a newline, which --stdin-paths cannot be given, goes on
-// the command line of a second hash-object instead.
+// path --stdin-paths cannot be given goes on the command line of a
+// second hash-object instead (stdinPathOK).
 func (r *Repo) hashPaths(ctx context.Context, paths []string, flags ...string) (map[string]OID, error) {
 	var in bytes.Buffer
 	var asked, odd []string
 	for _, p := range paths {
-		if strings.ContainsAny(p, "\n") {
+		if !stdinPathOK(p) {
 			odd = append(odd, p)
 			continue
 		}

@@ -208,7 +208,7 @@ func TestBrokenLatest(t *testing.T) {
 			if real.exit != 0 || out.Exact == nil || !*out.Exact || gone != nil {
 				t.Fatalf("rollback whose S lacks a blob the tree still holds: exit %d, blob %s in the store: %v; want done, exact, the blob written back\n%s%s", real.exit, oid, gone == nil, real.stdout, real.stderr)
 			}
-			if !strings.Contains(real.stderr, "warning: the safety checkpoint "+out.Safety+" lacked 1 file(s)") {
+			if !strings.Contains(real.stderr, "warning: the safety checkpoint "+out.Safety+" lacked 1 blob(s)") {
 				t.Errorf("no warning that the file was written back:\n%s", real.stderr)
 			}
 			if _, err := os.Lstat(filepath.Join(r.Dir, "new", "x.txt")); !os.IsNotExist(err) {

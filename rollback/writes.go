@@ -1388,7 +1388,7 @@ func notWhole(id string, missing []plumbing.OID, err error) error {
 	for _, o := range missing {
 		names = append(names, string(o))
 	}
-	return fmt.Errorf("the safety checkpoint %s lost %d object(s) since it was taken (%s)", id, len(missing), firstFew(names, 3, ", "))
+	return fmt.Errorf("the safety checkpoint %s lost %d object(s) (%s)", id, len(missing), firstFew(names, 3, ", "))
 }
 
 // firstFew joins the first n of items with sep, and says how many more

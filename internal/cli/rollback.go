@@ -139,7 +139,7 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		return planHints(err, o, spec)
 	}
 	if n := res.BlobsFromDisk; n > 0 {
-		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %d file(s) a `git gc --prune=now` beside an earlier capture had deleted; they were written again from the tree, where they were unchanged\n", res.Safety, n)
+		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %d blob(s) (a `git gc --prune=now` beside an earlier capture deletes such); each was written again from a file of the tree that still held it\n", res.Safety, n)
 	}
 	if e.JSON {
 		writeJSON(e.Out, res)
