@@ -167,7 +167,8 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			}
 			return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": q.repoName(), "reason": err.Error(), "safety": res.Safety},
 				"nothing was written").
-				WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID())
+				WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID()).
+				WithHint("if it fails the same way again, the checkpoint the safety checkpoint reuses lacked them already (a gc beside its capture): `git venom-doctor` names what is missing (checkpoints.size)")
 		}
 	}
 	// Steps 4 and 5: files, then HEAD, in each repository in repos order.
