@@ -474,7 +474,8 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 // (plumbing.BlobsBeyond), not the tree. A `git gc --prune=now` whose walk
 // of what is reachable began before the ref existed deletes them although
 // the ref now names them; a tree object gone makes the listing itself
-// fail. objs, when not nil, is the list an earlier call returned, checked
+// fail, and is then the one named missing (plumbing.UnreadTree), or the
+// listing's error. objs, when not nil, is the list an earlier call returned, checked
 // again without the listing. It returns the list and those missing.
 func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plumbing.OID, objs []plumbing.OID) (list, missing []plumbing.OID, err error) {
 	r := t.Repo
@@ -491,8 +492,9 @@ func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plum
 		for _, tree := range trees {
 			blobs, err := r.BlobsBeyond(ctx, tree, head)
 			if err != nil {
-				// A tree gone fails the listing: say which, if it is so.
-				if missing, merr := r.Missing(ctx, objs); merr == nil && len(missing) > 0 {
+				// A tree gone fails the listing: say which, if it is so
+				// (the root's, or the subtree git names).
+				if missing, merr := r.Missing(ctx, append(objs, plumbing.UnreadTree(err)...)); merr == nil && len(missing) > 0 {
 					return nil, missing, nil
 				}
 				return nil, nil, err

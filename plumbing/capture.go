@@ -990,9 +990,11 @@ func (r *Repo) editCaptureFrom(ctx context.Context, kept *keptStage, whole strin
 	// The same changes on the same base as the capture that kept the
 	// stage index make the same tree: it is not written again where git
 	// said, as the capture read HEAD, that it is still there (a tree no
-	// checkpoint holds may have gone with a gc; git prunes an object with
-	// all it reaches, or keeps them, so the tree there means its blobs
-	// are; the caller cleared a memo that is not). Elsewhere mktree
+	// checkpoint holds may have gone with a gc; the caller cleared a memo
+	// that is not). Below its top it is not read: a gc that pruned as the
+	// capture that made it wrote it may have taken a subtree or a blob, and
+	// a rollback that finds its S so captures it again without the kept
+	// stage (ForgetKeptStage), which writes them again. Elsewhere mktree
 	// checks that every object it is given is there, those of the kept
 	// entries included.
 	sorted := sortedChanges(changes)

@@ -139,3 +139,40 @@ func TestBlobsFromDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadTree: a diff-tree that reaches a subtree missing from the
+// store dies naming it, and UnreadTree returns that name, which Missing
+// confirms; an error of anything else names none.
+func TestUnreadTree(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("a", "one\n")
+	r.Write("d/e/f", "two\n")
+	r.Commit("init")
+	sub := strings.TrimSpace(r.Git("rev-parse", "HEAD:d/e"))
+	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
+	if !filepath.IsAbs(objs) {
+		objs = filepath.Join(r.Dir, objs)
+	}
+	if err := os.Remove(filepath.Join(objs, sub[:2], sub[2:])); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo, err := plumbing.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := plumbing.OID(strings.TrimSpace(r.Git("rev-parse", "HEAD^{tree}")))
+	_, err = repo.BlobsBeyond(ctx, tree, "")
+	got := plumbing.UnreadTree(err)
+	if len(got) != 1 || string(got[0]) != sub {
+		t.Fatalf("UnreadTree(%v) = %v, want [%s]", err, got, sub)
+	}
+	if missing, err := repo.Missing(ctx, got); err != nil || len(missing) != 1 {
+		t.Errorf("Missing(%v) = %v, %v; want it missing", got, missing, err)
+	}
+	_, err = repo.Run(ctx, plumbing.Options{}, "rev-parse", "--verify", "no-such-ref")
+	if err == nil || plumbing.UnreadTree(err) != nil {
+		t.Errorf("UnreadTree of another failure (%v) = %v, want none", err, plumbing.UnreadTree(err))
+	}
+}

@@ -785,6 +785,21 @@ func (r *Repo) SubmoduleConfigMayInclude() bool {
 	return false
 }
 
+// ForgetKeptStage removes the stage index and the tree memo the last
+// capture kept (this file's header; memo.go), and says why in the trace
+// (GIT_VENOM_TRACE): the next capture stages from a copy of the user's
+// index and writes every tree along its changes again, as a first
+// capture does. Trees are made from their entries, so the same files
+// make the same objects: a tree the memo named whose subtree a `git gc
+// --prune=now` removed as the capture wrote it, which each capture after
+// reused unread, is written again by that capture, and every checkpoint
+// holding it is whole again. A rollback calls it when git cannot read
+// its S (RFC 7.2, issue 16); it never fails.
+func (r *Repo) ForgetKeptStage(why string) {
+	r.trace.printf("capture: the kept stage index and its memo are forgotten: %s", why)
+	r.dropKeptStage()
+}
+
 // dropKeptStage removes the kept stage index and its description: a
 // capture found it unusable (damaged, or git failed on it).
 func (r *Repo) dropKeptStage() {

@@ -3,7 +3,9 @@ package plumbing
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -15,6 +17,25 @@ func EmptyTreeOf(like OID) OID {
 		return "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
 	}
 	return "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+}
+
+// unreadTree is how git's tree walk (diff-tree, ls-tree -r) says a tree
+// object it was to read is not in the store.
+var unreadTree = regexp.MustCompile(`unable to read tree '?([0-9a-f]{40,64})`)
+
+// UnreadTree returns the tree that err, a git child's failure, says git
+// could not read (`fatal: unable to read tree <oid>`, as a diff-tree that
+// reaches a missing subtree dies), or nil: a caller checks it with
+// Missing and names it, rather than only that git failed.
+func UnreadTree(err error) []OID {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return nil
+	}
+	if m := unreadTree.FindStringSubmatch(ge.Stderr); m != nil {
+		return []OID{OID(m[1])}
+	}
+	return nil
 }
 
 // BlobsBeyond lists the blobs (files and symlinks, each once) that tree

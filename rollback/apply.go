@@ -149,12 +149,18 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			ap.safetyObjs = append([]plumbing.OID{plumbing.OID(rs.Commit), plumbing.OID(rs.Tree)}, q.beyond...)
 		}
 		err := ap.safetyWhole(ctx)
-		if err != nil {
-			if n := ap.blobsFromDisk(ctx); n > 0 {
-				// Written back from the files: the check again.
-				if err = ap.safetyWhole(ctx); err == nil {
-					res.BlobsFromDisk += n
-				}
+		if lost := len(ap.missing); err != nil && lost > 0 {
+			// Written back from the files, blobs first, then S's trees
+			// made again by a capture without the kept stage: the check
+			// again after each.
+			if ap.blobsFromDisk(ctx) > 0 {
+				err = ap.safetyWhole(ctx)
+			}
+			if err != nil && ap.treesFromDisk(ctx) {
+				err = ap.safetyWhole(ctx)
+			}
+			if err == nil {
+				res.FromDisk += lost
 			}
 		}
 		if err != nil {

@@ -243,44 +243,79 @@ func TestExactWithALeftPathAtT(t *testing.T) {
 // TestPrunedSafetySubtreeStopsTheRollback: the safety checkpoint's check
 // (issue 13 item 3) covers the trees of S that HEAD does not hold, not
 // only its commit, its root tree and its blobs: a subtree of S deleted
-// after the safety ref exists (as a racing gc --prune=now would) stops
-// the rollback with nothing written. The plan lists those trees with its
+// after the safety ref exists (as a racing gc --prune=now would) is
+// found before the first write. The plan lists those trees with its
 // diffs (diff-tree -t), where the listing after the safety checkpoint
 // failed to read them.
+//
+//   - mended: the files below it are as S had them, so a capture of S
+//     without the kept stage makes the tree again (applier.treesFromDisk):
+//     the rollback goes on, says so, and the tree is in the store again.
+//   - changed: a file below it was saved since S, so no capture can make
+//     S's tree again: the rollback stops with nothing written.
 func TestPrunedSafetySubtreeStopsTheRollback(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, false)
-	r := f.r
-	r.Write("top.txt", "top\n")
-	r.Write("sub/deep/f.txt", "one\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart) // k1
-	r.Write("top.txt", "top two\n")
-	r.Write("sub/deep/f.txt", "two\n")
-	f.take(checkpoint.ReasonTurnEnd) // k2
-	before := stateOf(t, r)
-	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
-	plan := planOf(t, r, args)
-	prune := `set -e
+	for _, changed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "mended", true: "changed"}[changed], func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, false)
+			r := f.r
+			r.Write("top.txt", "top\n")
+			r.Write("sub/deep/f.txt", "one\n")
+			r.Commit("init")
+			f.take(checkpoint.ReasonTurnStart) // k1
+			r.Write("top.txt", "top two\n")
+			r.Write("sub/deep/f.txt", "two\n")
+			f.take(checkpoint.ReasonTurnEnd) // k2
+			before := stateOf(t, r)
+			args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+			plan := planOf(t, r, args)
+			prune := `set -e
 safety=$(git for-each-ref --format='%(refname)' refs/venom/checkpoints/a1/ | sort -t/ -k5 -n | tail -n 1)
 oid=$(git rev-parse "$safety:sub/deep")
 rm "$(git rev-parse --git-path objects)/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)"
 echo "$oid" > "$(git rev-parse --git-path venom/pruned-subtree)"
 `
-	real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
-	gone := strings.TrimSpace(r.Read(".git/venom/pruned-subtree"))
-	if _, err := r.GitErr("cat-file", "-e", gone); gone == "" || err == nil {
-		t.Fatalf("the simulated gc did not delete S's tree sub/deep %q\n%s", gone, real.stderr)
-	}
-	out := parseOut(t, real)
-	if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
-		t.Fatalf("rollback whose safety checkpoint lost a subtree: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
-	}
-	if !strings.Contains(out.Error.Message, "nothing was written") {
-		t.Errorf("message %q does not say nothing was written", out.Error.Message)
-	}
-	if d := before.changes(t, r, true); d != "" {
-		t.Errorf("something was written although the safety checkpoint was not whole:\n%s", d)
+			if changed {
+				prune += "echo three > sub/deep/f.txt\n"
+			}
+			real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
+			gone := strings.TrimSpace(r.Read(".git/venom/pruned-subtree"))
+			if gone == "" {
+				t.Fatalf("the simulated gc did not run\n%s", real.stderr)
+			}
+			_, lost := r.GitErr("cat-file", "-e", gone)
+			out := parseOut(t, real)
+			if !changed {
+				if real.exit != 0 || out.Exact == nil || !*out.Exact || lost != nil {
+					t.Fatalf("rollback whose safety checkpoint lost a subtree the files still make: exit %d, tree %s in the store: %v; want done, exact, the tree written again\n%s%s", real.exit, gone, lost == nil, real.stdout, real.stderr)
+				}
+				if !strings.Contains(real.stderr, "warning: the safety checkpoint "+out.Safety+" lacked 1 object(s)") {
+					t.Errorf("no warning that the tree was written again:\n%s", real.stderr)
+				}
+				if r.Read("top.txt") != "top\n" || r.Read("sub/deep/f.txt") != "one\n" {
+					t.Errorf("top.txt %q, sub/deep/f.txt %q, want k1's", r.Read("top.txt"), r.Read("sub/deep/f.txt"))
+				}
+				return
+			}
+			if lost == nil {
+				t.Fatalf("the tree %s is in the store again, though no file makes it any more\n%s", gone, real.stderr)
+			}
+			if real.exit != 1 || out.Error == nil || out.Error.Code != "failed.rollback_undone" {
+				t.Fatalf("rollback whose safety checkpoint lost a subtree: exit %d, want failed.rollback_undone\n%s%s", real.exit, real.stdout, real.stderr)
+			}
+			if !strings.Contains(out.Error.Message, "nothing was written") {
+				t.Errorf("message %q does not say nothing was written", out.Error.Message)
+			}
+			if got := r.Read("sub/deep/f.txt"); got != "three\n" {
+				t.Fatalf("sub/deep/f.txt %q, want the save made beside the rollback", got)
+			}
+			// With the save taken back by hand, nothing else differs.
+			r.Write("sub/deep/f.txt", "two\n")
+			if d := before.changes(t, r, true); d != "" {
+				t.Errorf("something was written although the safety checkpoint was not whole:\n%s", d)
+			}
+		})
 	}
 }
 

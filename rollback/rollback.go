@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -248,11 +249,12 @@ type Result struct {
 	After        string       `json:"after,omitempty"`
 	Exact        *bool        `json:"exact,omitempty"`
 	Note         string       `json:"note,omitempty"`
-	// BlobsFromDisk is how many blobs the safety checkpoint was found
-	// without before the first write and that were written back from
-	// the files that still held them (applier.blobsFromDisk); the
-	// command says so on stderr. Not in the JSON result.
-	BlobsFromDisk int `json:"-"`
+	// FromDisk is how many objects (blobs, trees) the safety checkpoint
+	// was found without before the first write and that were written
+	// back from the files that still held them (applier.blobsFromDisk,
+	// applier.treesFromDisk); the command says so on stderr. Not in the
+	// JSON result.
+	FromDisk int `json:"-"`
 	// Pathspec is the plan's pathspec as given, and Prefix the directory
 	// (relative to the top, with a trailing "/", or "") it is relative
 	// to; both absent when the plan is not narrowed.
@@ -498,8 +500,41 @@ func Guarded(t *checkpoint.Tree, st *journal.State, a *journal.Agent) bool {
 }
 
 // compute runs the rest of the preflight (RFC 7.1 items 9 to 13), captures
-// S and builds the plan and its digest (RFC 7.2).
-func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (_ *plan, err error) {
+// S and builds the plan and its digest (RFC 7.2). Where git cannot
+// compare S with the target, S is captured once more without what the
+// last capture kept (plumbing.Repo.ForgetKeptStage), and the plan made
+// from that: a tree that capture memoized may have lost a subtree to a
+// `git gc --prune=now` beside it, and reusing it failed every plan after
+// (issue 16). A failure of that second try is the plan's error
+// (failed.checkpoint_git), nothing written.
+func compute(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (*plan, error) {
+	p, err := computeOnce(ctx, t, st, o)
+	var u *unreadableS
+	if errors.As(err, &u) && ctx.Err() == nil {
+		for _, c := range u.capture.Repos {
+			c.Git.ForgetKeptStage("git could not compare S with the target: " + u.err.Error())
+		}
+		p, err = computeOnce(ctx, t, st, o)
+	}
+	if errors.As(err, &u) {
+		err = u.err
+	}
+	return p, err
+}
+
+// unreadableS is computeRepo's error when git could not compare S with
+// the target (err, failed.checkpoint_git): compute then tries once more
+// without the kept stages of the repositories capture captured.
+type unreadableS struct {
+	err     error
+	capture *checkpoint.Capture
+}
+
+func (e *unreadableS) Error() string { return e.err.Error() }
+func (e *unreadableS) Unwrap() error { return e.err }
+
+// computeOnce is compute, from one capture of S.
+func computeOnce(ctx context.Context, t *checkpoint.Tree, st *journal.State, o Options) (_ *plan, err error) {
 	a, target, err := preflightState(t, st, o)
 	if err != nil {
 		return nil, err
@@ -777,7 +812,8 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	}
 	if err != nil {
 		if bad == 0 {
-			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())
+			return Repo{}, nil, &unreadableS{capture: p.root().capture,
+				err: rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())}
 		}
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "finding who changed what")
 	}

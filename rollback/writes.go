@@ -1378,6 +1378,27 @@ func (ap *applier) blobsFromDisk(ctx context.Context) int {
 	return len(back)
 }
 
+// treesFromDisk captures S again without what the last capture kept
+// (plumbing.Repo.ForgetKeptStage) when the first check found the safety
+// checkpoint still without objects after blobsFromDisk, and reports
+// whether that capture made S's tree: it then wrote again every tree of
+// S that HEAD's tree does not hold, and the blob of every file the
+// user's index does not hold as it is (trees are made from their
+// entries: the same files, the same objects). A tree missing there was
+// one the latest checkpoint's capture memoized, with a subtree a `git gc
+// --prune=now` beside it deleted, which S reused unread. It runs only
+// before the first write, and costs a capture; a file changed since S
+// makes another tree, and the rollback still fails.
+func (ap *applier) treesFromDisk(ctx context.Context) bool {
+	if len(ap.missing) == 0 || ctx.Err() != nil {
+		return false
+	}
+	t := ap.plan.tree
+	t.Repo.ForgetKeptStage(fmt.Sprintf("the safety checkpoint %s lacks %d object(s)", ap.plan.res.Safety, len(ap.missing)))
+	snap, err := t.CurrentTree(ctx)
+	return err == nil && string(snap.Tree) == ap.safety.Tree
+}
+
 // notWhole is safetyWhole's error: missing objects (a few named), or the
 // failure to read them.
 func notWhole(id string, missing []plumbing.OID, err error) error {

@@ -102,7 +102,7 @@ test_expect_success 'the doctor names an object a checkpoint lacks, and a rollba
 	test_json size.json ".level == \"warn\"" ".message | test(\"lacks the blob object $blob\")" ".fix | test(\"fsck\")" &&
 	plan=$(git venom-plan --agent d k1 --json | jq -r .plan) &&
 	git venom-rollback --agent d k1 --plan "$plan" --json >rb.json 2>rb.err &&
-	grep "lacked 1 blob(s)" rb.err &&
+	grep "lacked 1 object(s)" rb.err &&
 	test_path_is_missing x.txt &&
 	git cat-file -e "$blob" &&
 	git venom-doctor --json >doc.json &&

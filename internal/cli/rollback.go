@@ -138,8 +138,8 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		}
 		return planHints(err, o, spec)
 	}
-	if n := res.BlobsFromDisk; n > 0 {
-		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %d blob(s) (a `git gc --prune=now` beside an earlier capture deletes such); each was written again from a file of the tree that still held it\n", res.Safety, n)
+	if n := res.FromDisk; n > 0 {
+		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %d object(s) (a `git gc --prune=now` beside an earlier capture deletes such); each was written again from the files of the tree that still held it\n", res.Safety, n)
 	}
 	if e.JSON {
 		writeJSON(e.Out, res)
