@@ -106,7 +106,7 @@ func (t *Tree) diskCheck(ctx context.Context) Check {
 		// capture deletes what it has just written (issue 16's break-it
 		// pass), and the checkpoints that reuse it lack it too.
 		return Check{ID: "checkpoints.size", Level: "warn",
-			Message: fmt.Sprintf("a checkpoint lacks the %s object %s (a `git gc --prune=now` beside a capture deletes what the capture has just written); a rollback or plan that needs it writes it back from the files of the tree while they are unchanged (a blob, or a directory's tree), and otherwise refuses with nothing written", m[1], m[2]),
+			Message: fmt.Sprintf("a checkpoint lacks the %s object %s (a `git gc --prune=now` beside a capture deletes what the capture has just written); a rollback whose starting state holds it writes it back from the files while they are as that state had them (a blob, or a directory's tree); otherwise a plan or rollback that needs it refuses with nothing written", m[1], m[2]),
 			Fix:     "run no `git gc --prune=now` while an agent works; `git fsck --connectivity-only` lists what is missing, and the tree that names it"}
 	}
 	if err != nil {

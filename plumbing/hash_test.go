@@ -171,6 +171,11 @@ func TestUnreadTree(t *testing.T) {
 	if missing, err := repo.Missing(ctx, got); err != nil || len(missing) != 1 {
 		t.Errorf("Missing(%v) = %v, %v; want it missing", got, missing, err)
 	}
+	// Other git commands put the name in parentheses (grep, checkout).
+	paren := &plumbing.Error{Args: []string{"checkout"}, ExitCode: 128, Stderr: "error: unable to read tree (" + sub + ")\n"}
+	if got := plumbing.UnreadTree(fmt.Errorf("wrapped: %w", paren)); len(got) != 1 || string(got[0]) != sub {
+		t.Errorf("UnreadTree(%v) = %v, want [%s]", paren, got, sub)
+	}
 	_, err = repo.Run(ctx, plumbing.Options{}, "rev-parse", "--verify", "no-such-ref")
 	if err == nil || plumbing.UnreadTree(err) != nil {
 		t.Errorf("UnreadTree of another failure (%v) = %v, want none", err, plumbing.UnreadTree(err))

@@ -21,11 +21,12 @@ func EmptyTreeOf(like OID) OID {
 
 // unreadTree is how git's tree walk (diff-tree, ls-tree -r) says a tree
 // object it was to read is not in the store.
-var unreadTree = regexp.MustCompile(`unable to read tree '?([0-9a-f]{40,64})`)
+var unreadTree = regexp.MustCompile(`unable to read tree [('"]?([0-9a-f]{40,64})`)
 
 // UnreadTree returns the tree that err, a git child's failure, says git
 // could not read (`fatal: unable to read tree <oid>`, as a diff-tree that
-// reaches a missing subtree dies), or nil: a caller checks it with
+// reaches a missing subtree dies; other commands put the name in
+// parentheses), or nil: a caller checks it with
 // Missing and names it, rather than only that git failed.
 func UnreadTree(err error) []OID {
 	var ge *Error

@@ -149,7 +149,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			ap.safetyObjs = append([]plumbing.OID{plumbing.OID(rs.Commit), plumbing.OID(rs.Tree)}, q.beyond...)
 		}
 		err := ap.safetyWhole(ctx)
-		if lost := len(ap.missing); err != nil && lost > 0 {
+		if lost, partial := len(ap.missing), ap.partial; err != nil && ctx.Err() == nil {
 			// Written back from the files, blobs first, then S's trees
 			// made again by a capture without the kept stage: the check
 			// again after each.
@@ -161,6 +161,7 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			}
 			if err == nil {
 				res.FromDisk += lost
+				res.FromDiskPartial = res.FromDiskPartial || partial || lost == 0
 			}
 		}
 		if err != nil {

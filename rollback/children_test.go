@@ -251,12 +251,17 @@ func TestExactWithALeftPathAtT(t *testing.T) {
 //   - mended: the files below it are as S had them, so a capture of S
 //     without the kept stage makes the tree again (applier.treesFromDisk):
 //     the rollback goes on, says so, and the tree is in the store again.
+//   - elsewhere: a new file saved beside the rollback, outside the missing
+//     tree, changes S's root but not that tree: it is written again, the
+//     check passes, and the rollback goes on, leaving the file (exact
+//     false: the tree is not what the plan made).
 //   - changed: a file below it was saved since S, so no capture can make
 //     S's tree again: the rollback stops with nothing written.
 func TestPrunedSafetySubtreeStopsTheRollback(t *testing.T) {
 	t.Parallel()
-	for _, changed := range []bool{false, true} {
-		t.Run(map[bool]string{false: "mended", true: "changed"}[changed], func(t *testing.T) {
+	for _, variant := range []string{"mended", "elsewhere", "changed"} {
+		changed := variant == "changed"
+		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, false)
 			r := f.r
@@ -276,8 +281,11 @@ oid=$(git rev-parse "$safety:sub/deep")
 rm "$(git rev-parse --git-path objects)/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)"
 echo "$oid" > "$(git rev-parse --git-path venom/pruned-subtree)"
 `
-			if changed {
+			switch variant {
+			case "changed":
 				prune += "echo three > sub/deep/f.txt\n"
+			case "elsewhere":
+				prune += "echo beside > other.txt\n"
 			}
 			real := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec", "GIT_VENOM_TEST_FAILPOINT_EXEC="+prune)
 			gone := strings.TrimSpace(r.Read(".git/venom/pruned-subtree"))
@@ -287,8 +295,11 @@ echo "$oid" > "$(git rev-parse --git-path venom/pruned-subtree)"
 			_, lost := r.GitErr("cat-file", "-e", gone)
 			out := parseOut(t, real)
 			if !changed {
-				if real.exit != 0 || out.Exact == nil || !*out.Exact || lost != nil {
-					t.Fatalf("rollback whose safety checkpoint lost a subtree the files still make: exit %d, tree %s in the store: %v; want done, exact, the tree written again\n%s%s", real.exit, gone, lost == nil, real.stdout, real.stderr)
+				if exact := variant == "mended"; real.exit != 0 || out.Exact == nil || *out.Exact != exact || lost != nil {
+					t.Fatalf("rollback whose safety checkpoint lost a subtree the files still make: exit %d, tree %s in the store: %v; want done, exact only without the save beside it, the tree written again\n%s%s", real.exit, gone, lost == nil, real.stdout, real.stderr)
+				}
+				if variant == "elsewhere" && r.Read("other.txt") != "beside\n" {
+					t.Errorf("other.txt %q, want the save made beside the rollback", r.Read("other.txt"))
 				}
 				if !strings.Contains(real.stderr, "warning: the safety checkpoint "+out.Safety+" lacked 1 object(s)") {
 					t.Errorf("no warning that the tree was written again:\n%s", real.stderr)

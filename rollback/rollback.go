@@ -253,8 +253,11 @@ type Result struct {
 	// was found without before the first write and that were written
 	// back from the files that still held them (applier.blobsFromDisk,
 	// applier.treesFromDisk); the command says so on stderr. Not in the
-	// JSON result.
-	FromDisk int `json:"-"`
+	// JSON result. FromDiskPartial: S's objects could not all be listed
+	// (a tree of them was missing), so FromDisk counts the trees git
+	// named, not what was below them.
+	FromDisk        int  `json:"-"`
+	FromDiskPartial bool `json:"-"`
 	// Pathspec is the plan's pathspec as given, and Prefix the directory
 	// (relative to the top, with a trailing "/", or "") it is relative
 	// to; both absent when the plan is not narrowed.
@@ -811,11 +814,20 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		}
 	}
 	if err != nil {
+		what := "finding who changed what"
 		if bad == 0 {
-			return Repo{}, nil, &unreadableS{capture: p.root().capture,
-				err: rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing S with %s", target.ID())}
+			what = "comparing S with " + target.ID()
 		}
-		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "finding who changed what")
+		e := rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "%s", what)
+		if lost := plumbing.UnreadTree(err); lost != nil {
+			// A checkpoint from k to now lacks a tree that no capture of
+			// the files as they are makes again.
+			e = e.WithHint("a checkpoint lacks the tree %s, and the files as they are no longer make it (a `git gc --prune=now` beside its capture deletes what the capture has just written); `git venom-doctor` names what is missing (checkpoints.size)", lost[0])
+		}
+		if bad == 0 {
+			return Repo{}, nil, &unreadableS{capture: p.root().capture, err: e}
+		}
+		return Repo{}, nil, e
 	}
 	changes := diffs[0]
 	if p.rel != "" && !p.ps.Empty() {

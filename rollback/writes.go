@@ -231,6 +231,10 @@ type applier struct {
 	indexTree  plumbing.OID // the user's index as the rollback found it, kept when HEAD moves
 	safetyObjs []plumbing.OID
 	missing    []plumbing.OID // what the last safetyWhole found missing
+	// partial: the last safetyWhole could not list S's objects (a tree
+	// of them missing), so missing names only the trees git said it
+	// could not read, not what is below them.
+	partial bool
 	// direct is set once the scratch directory proved to be on another
 	// file system than the tree (a link fails with EXDEV): git then
 	// writes in the tree itself.
@@ -1350,10 +1354,10 @@ func holdsFiles(dir string, manifest bool) bool {
 func (ap *applier) safetyWhole(ctx context.Context) error {
 	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs)
 	if err != nil || len(missing) > 0 {
-		ap.missing = missing
+		ap.missing, ap.partial = missing, objs == nil
 		return notWhole(ap.plan.res.Safety, missing, err)
 	}
-	ap.safetyObjs, ap.missing = objs, nil
+	ap.safetyObjs, ap.missing, ap.partial = objs, nil, false
 	return nil
 }
 
@@ -1380,23 +1384,25 @@ func (ap *applier) blobsFromDisk(ctx context.Context) int {
 
 // treesFromDisk captures S again without what the last capture kept
 // (plumbing.Repo.ForgetKeptStage) when the first check found the safety
-// checkpoint still without objects after blobsFromDisk, and reports
-// whether that capture made S's tree: it then wrote again every tree of
-// S that HEAD's tree does not hold, and the blob of every file the
-// user's index does not hold as it is (trees are made from their
-// entries: the same files, the same objects). A tree missing there was
-// one the latest checkpoint's capture memoized, with a subtree a `git gc
-// --prune=now` beside it deleted, which S reused unread. It runs only
-// before the first write, and costs a capture; a file changed since S
-// makes another tree, and the rollback still fails.
+// checkpoint still not whole after blobsFromDisk, and reports whether
+// that capture was made. Trees are made from their entries (the same
+// files, the same objects): it wrote again every tree of S along a path
+// that differs from HEAD's tree and is still as S had it, and the blob
+// of every file the user's index does not hold as it is. A tree missing
+// there was one the latest checkpoint's capture memoized, with a subtree
+// a `git gc --prune=now` beside it deleted, which S reused unread. The
+// caller checks S whole again: that check, not this capture, is what
+// lets the rollback go on (a file saved since S elsewhere in the tree
+// does not stop it; one below the missing tree does). It runs only
+// before the first write, and costs a capture.
 func (ap *applier) treesFromDisk(ctx context.Context) bool {
-	if len(ap.missing) == 0 || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return false
 	}
 	t := ap.plan.tree
-	t.Repo.ForgetKeptStage(fmt.Sprintf("the safety checkpoint %s lacks %d object(s)", ap.plan.res.Safety, len(ap.missing)))
-	snap, err := t.CurrentTree(ctx)
-	return err == nil && string(snap.Tree) == ap.safety.Tree
+	t.Repo.ForgetKeptStage(fmt.Sprintf("the safety checkpoint %s is not whole (%d object(s) named missing)", ap.plan.res.Safety, len(ap.missing)))
+	_, err := t.CurrentTree(ctx)
+	return err == nil
 }
 
 // notWhole is safetyWhole's error: missing objects (a few named), or the
