@@ -207,7 +207,7 @@ func (lb *LeftBackup) judge(ctx context.Context, t *Tree) {
 	if have, err := lb.repo.RefValue(ctx, refs.Checkpoint(lb.Agent, n)); err != nil || string(have) != rs.Commit {
 		return // the ref was deleted (or moved): gc may take its objects
 	}
-	_, missing, err := sub.SafetyWhole(ctx, *rs, "", nil)
+	_, missing, err := sub.SafetyWhole(ctx, *rs, "", nil, true)
 	lb.Removable = err == nil && len(missing) == 0
 }
 

@@ -476,9 +476,18 @@ func (t *Tree) KeepSaves(ctx context.Context, agent, target, safetyID string, sa
 // the ref now names them; a tree object gone makes the listing itself
 // fail, and is then the one named missing (plumbing.UnreadTree), or the
 // listing's error. objs, when not nil, is the list an earlier call returned, checked
-// again without the listing. It returns the list and those missing.
-func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plumbing.OID, objs []plumbing.OID) (list, missing []plumbing.OID, err error) {
+// again without the listing. It returns the list, each object once, and
+// those missing. With read, an object git cannot read (an empty or
+// damaged loose file, what a crash leaves) is missing too
+// (plumbing.Repo.Unreadable): the first check of a safety checkpoint,
+// and any check after a crash; a later check of a list already read
+// asks only that each object is still there, which is all a gc changes.
+func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plumbing.OID, objs []plumbing.OID, read bool) (list, missing []plumbing.OID, err error) {
 	r := t.Repo
+	check := r.Missing
+	if read {
+		check = r.Unreadable
+	}
 	if objs == nil {
 		trees := []plumbing.OID{plumbing.OID(rs.Tree)}
 		if index != "" {
@@ -494,15 +503,25 @@ func (t *Tree) SafetyWhole(ctx context.Context, rs journal.RepoState, index plum
 			if err != nil {
 				// A tree gone fails the listing: say which, if it is so
 				// (the root's, or the subtree git names).
-				if missing, merr := r.Missing(ctx, append(objs, plumbing.UnreadTree(err)...)); merr == nil && len(missing) > 0 {
+				if missing, merr := check(ctx, append(objs, plumbing.UnreadTree(err)...)); merr == nil && len(missing) > 0 {
 					return nil, missing, nil
 				}
 				return nil, nil, err
 			}
 			objs = append(objs, blobs...)
 		}
+		// A blob of both S's tree and the index's is checked once.
+		seen := make(map[plumbing.OID]bool, len(objs))
+		uniq := objs[:0]
+		for _, o := range objs {
+			if !seen[o] {
+				seen[o] = true
+				uniq = append(uniq, o)
+			}
+		}
+		objs = uniq
 	}
-	missing, err = r.Missing(ctx, objs)
+	missing, err = check(ctx, objs)
 	return objs, missing, err
 }
 
@@ -595,7 +614,7 @@ func (t *Tree) rescueIn(ctx context.Context, b journal.RollbackStarted, safety *
 	}
 	whole := false
 	if safety != nil {
-		_, missing, err := t.SafetyWhole(ctx, *safety, plumbing.OID(index), nil)
+		_, missing, err := t.SafetyWhole(ctx, *safety, plumbing.OID(index), nil, true)
 		whole = err == nil && len(missing) == 0
 	}
 	for _, dir := range dirs {

@@ -79,11 +79,31 @@ func ObjectsBeyond(changes []TreeChange) []OID {
 
 // Missing returns those of oids the object store does not have (one `git
 // cat-file --batch-check`), in the order given: none when all are there.
+// It asks only whether each is there (a stat of a loose object's file):
+// an empty or damaged file counts as there (Unreadable does not).
 func (r *Repo) Missing(ctx context.Context, oids []OID) ([]OID, error) {
+	return r.missing(ctx, "%(objectname)", oids)
+}
+
+// Unreadable is Missing, and also names each object whose file git
+// cannot read the header of: an empty loose object file (what a crash
+// leaves of one written just before it, whose bytes never reached the
+// disk; `git hash-object -w` of the same content then keeps the empty
+// file), or one of garbage. git reads each object's type for it, which
+// for a loose object is an open and an inflate of its first bytes:
+// 50,000 loose objects cost about 0.5 s of CPU, against 0.09 s for
+// Missing. Content is not hashed: a file of the right header and other
+// bytes passes.
+func (r *Repo) Unreadable(ctx context.Context, oids []OID) ([]OID, error) {
+	return r.missing(ctx, "%(objectname) %(objecttype)", oids)
+}
+
+// missing is Missing and Unreadable, asking git for format of each.
+func (r *Repo) missing(ctx context.Context, format string, oids []OID) ([]OID, error) {
 	if len(oids) == 0 {
 		return nil, nil
 	}
-	lines, err := r.catCheck(ctx, "%(objectname)", oids)
+	lines, err := r.catCheck(ctx, format, oids)
 	if err != nil {
 		return nil, fmt.Errorf("checking objects: %w", err)
 	}

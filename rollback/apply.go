@@ -159,9 +159,11 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			if err != nil && ap.treesFromDisk(ctx) {
 				err = ap.safetyWhole(ctx)
 			}
-			if err == nil {
+			if err == nil && lost > 0 {
+				// Only what the first check named: a check that failed
+				// on its own (a git child that died) wrote nothing back.
 				res.FromDisk += lost
-				res.FromDiskPartial = res.FromDiskPartial || partial || lost == 0
+				res.FromDiskPartial = res.FromDiskPartial || partial
 			}
 		}
 		if err != nil {
@@ -175,7 +177,8 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 			return nil, rfcerr.Wrap("failed.rollback_undone", err, map[string]any{"repo": q.repoName(), "reason": err.Error(), "safety": res.Safety},
 				"nothing was written").
 				WithHint("a `git gc --prune=now` beside the rollback deletes what it has just written; once none runs, plan again: `git venom-plan --agent %s %s`", a.ID, p.target.ID()).
-				WithHint("if it fails the same way again, the checkpoint the safety checkpoint reuses lacked them already (a gc beside its capture): `git venom-doctor` names what is missing (checkpoints.size)")
+				WithHint("if it fails the same way again, the checkpoint the safety checkpoint reuses lacked them already (a gc beside its capture): `git venom-doctor` names what is missing (checkpoints.size)").
+				WithHint("`git fsck` tells a missing object from a damaged one: an empty object file is what a crash leaves; remove it, and the rollback writes it again from the file where the file is unchanged")
 		}
 	}
 	// Steps 4 and 5: files, then HEAD, in each repository in repos order.

@@ -276,3 +276,81 @@ func TestBrokenWindowIsNamed(t *testing.T) {
 		t.Errorf("something was written:\n%s", d)
 	}
 }
+
+// TestDamagedObjectStopsTheRollback: the blob of the agent's new file is
+// an empty loose object file (what a crash leaves of an object whose bytes
+// never reached the disk; the capture's `hash-object -w` then keeps the
+// file as it is) or one of garbage. git can say the object is there but
+// cannot read it: the rollback, which would delete the only copy of the
+// file, stops before its first write (failed.rollback_undone) with the
+// file in place, and says how to mend it. It used to go on, delete the
+// file, and say exact. With the damaged file removed as the hint says,
+// the rollback writes the blob again from the file and its undo gives it
+// back.
+func TestDamagedObjectStopsTheRollback(t *testing.T) {
+	t.Parallel()
+	for _, damage := range []string{"empty", "garbage"} {
+		t.Run(damage, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, false)
+			r := f.r
+			r.Write("a.txt", "one\n")
+			r.Commit("init")
+			oid := r.HashBlob("the only copy\n")
+			objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
+			if !filepath.IsAbs(objs) {
+				objs = filepath.Join(r.Dir, objs)
+			}
+			obj := filepath.Join(objs, oid[:2], oid[2:])
+			body := []byte{}
+			if damage == "garbage" {
+				body = []byte("not a zlib stream, not an object\n")
+			}
+			if err := os.MkdirAll(filepath.Dir(obj), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(obj, body, 0o444); err != nil {
+				t.Fatal(err)
+			}
+			f.take(checkpoint.ReasonTurnStart) // k1
+			r.Write("notes.txt", "the only copy\n")
+			time.Sleep(1100 * time.Millisecond)
+			f.take(checkpoint.ReasonTurnEnd) // k2
+			before := stateOf(t, r)
+			args := []string{"--agent", f.agent, "k1", "--restore", "files"}
+			plan := planOf(t, r, append(args, "--json"))
+			real := realCall(t, r, args, plan.Plan)
+			if real.exit != 1 || !strings.Contains(real.stderr, "failed.rollback_undone") && !strings.Contains(real.stderr, "nothing was written") {
+				t.Fatalf("rollback whose safety checkpoint holds a damaged blob: exit %d, want failed.rollback_undone, nothing written\n%s%s", real.exit, real.stdout, real.stderr)
+			}
+			if !strings.Contains(real.stderr, "hint: `git fsck` tells a missing object from a damaged one") {
+				t.Errorf("no hint on a damaged object:\n%s", real.stderr)
+			}
+			if d := before.changes(t, r, true); d != "" {
+				t.Fatalf("something was written although the safety checkpoint could not be read:\n%s", d)
+			}
+			// As the hint says: the damaged file removed, the rollback
+			// writes the blob again from notes.txt and goes on.
+			if err := os.Remove(obj); err != nil {
+				t.Fatal(err)
+			}
+			plan = planOf(t, r, append(args, "--json"))
+			again := realCall(t, r, append(args, "--json"), plan.Plan)
+			out := parseOut(t, again)
+			if again.exit != 0 || out.Exact == nil || !*out.Exact {
+				t.Fatalf("the rollback after the damaged file was removed: exit %d\n%s%s", again.exit, again.stdout, again.stderr)
+			}
+			if got := r.Git("cat-file", "blob", oid); got != "the only copy\n" {
+				t.Fatalf("blob %s reads %q after the rollback", oid, got)
+			}
+			undo := []string{"--agent", f.agent, out.Safety, "--restore", "files", "--json"}
+			uplan := planOf(t, r, undo)
+			if u := realCall(t, r, undo, uplan.Plan); u.exit != 0 {
+				t.Fatalf("the undo: exit %d\n%s%s", u.exit, u.stdout, u.stderr)
+			}
+			if got := r.Read("notes.txt"); got != "the only copy\n" {
+				t.Errorf("after the undo notes.txt %q, want it back", got)
+			}
+		})
+	}
+}

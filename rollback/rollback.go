@@ -255,7 +255,8 @@ type Result struct {
 	// applier.treesFromDisk); the command says so on stderr. Not in the
 	// JSON result. FromDiskPartial: S's objects could not all be listed
 	// (a tree of them was missing), so FromDisk counts the trees git
-	// named, not what was below them.
+	// named, not what was below them. A mend after a check that named
+	// nothing (a git child that failed) is not counted.
 	FromDisk        int  `json:"-"`
 	FromDiskPartial bool `json:"-"`
 	// Pathspec is the plan's pathspec as given, and Prefix the directory

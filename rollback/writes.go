@@ -235,6 +235,9 @@ type applier struct {
 	// of them missing), so missing names only the trees git said it
 	// could not read, not what is below them.
 	partial bool
+	// wholeRead: a check of the safety checkpoint passed with each
+	// object's header read (safetyWhole).
+	wholeRead bool
 	// direct is set once the scratch directory proved to be on another
 	// file system than the tree (a link fails with EXDEV): git then
 	// writes in the tree itself.
@@ -1350,14 +1353,17 @@ func holdsFiles(dir string, manifest bool) bool {
 // safetyWhole checks that the safety checkpoint is whole
 // (checkpoint.SafetyWhole: its commit, its tree, and S's blobs HEAD's tree
 // does not hold), listing what to check once and checking the same list
-// again later. The error says which objects are missing.
+// again later. Until a check passes, git reads each object's header (an
+// empty object file a crash left is not whole); after, it asks only that
+// each is still there, which is what a gc changes. The error says which
+// objects are missing.
 func (ap *applier) safetyWhole(ctx context.Context) error {
-	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs)
+	objs, missing, err := ap.plan.tree.SafetyWhole(ctx, ap.safety, ap.indexTree, ap.safetyObjs, !ap.wholeRead)
 	if err != nil || len(missing) > 0 {
 		ap.missing, ap.partial = missing, objs == nil
 		return notWhole(ap.plan.res.Safety, missing, err)
 	}
-	ap.safetyObjs, ap.missing, ap.partial = objs, nil, false
+	ap.safetyObjs, ap.missing, ap.partial, ap.wholeRead = objs, nil, false, true
 	return nil
 }
 

@@ -138,12 +138,9 @@ func doRollback(ctx context.Context, e *env, fs *pflag.FlagSet, f rollbackFlags,
 		}
 		return planHints(err, o, spec)
 	}
-	if n := res.FromDisk; n > 0 || res.FromDiskPartial {
+	if n := res.FromDisk; n > 0 {
 		count := fmt.Sprintf("%d", n)
-		switch {
-		case n == 0:
-			count = "some"
-		case res.FromDiskPartial:
+		if res.FromDiskPartial {
 			count = fmt.Sprintf("%d or more", n)
 		}
 		fmt.Fprintf(e.Err, "warning: the safety checkpoint %s lacked %s object(s) (a `git gc --prune=now` beside an earlier capture deletes such); each was written again from the files of the tree that still held it\n", res.Safety, count)
