@@ -3,7 +3,6 @@ package checkpoint_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,11 +44,7 @@ func TestSafetyWholeListsOnceAndReads(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("the blob both trees hold is listed %d times in %v, want once", n, list)
 	}
-	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-	if !filepath.IsAbs(objs) {
-		objs = filepath.Join(r.Dir, objs)
-	}
-	obj := filepath.Join(objs, blob[:2], blob[2:])
+	obj := r.LooseObject(blob)
 	if err := os.Remove(obj); err != nil {
 		t.Fatal(err)
 	}

@@ -104,12 +104,8 @@ func TestBlobsFromDisk(t *testing.T) {
 	tree := strings.TrimSpace(r.Git("write-tree"))
 	oid := func(p string) plumbing.OID { return plumbing.OID(strings.TrimSpace(r.Git("rev-parse", tree+":"+p))) }
 	asked := []plumbing.OID{oid("same.txt"), oid("changed.txt"), oid("d/x.txt")}
-	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-	if !filepath.IsAbs(objs) {
-		objs = filepath.Join(r.Dir, objs)
-	}
 	for _, o := range asked {
-		if err := os.Remove(filepath.Join(objs, string(o)[:2], string(o)[2:])); err != nil {
+		if err := os.Remove(r.LooseObject(string(o))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,11 +146,7 @@ func TestUnreadTree(t *testing.T) {
 	r.Write("d/e/f", "two\n")
 	r.Commit("init")
 	sub := strings.TrimSpace(r.Git("rev-parse", "HEAD:d/e"))
-	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-	if !filepath.IsAbs(objs) {
-		objs = filepath.Join(r.Dir, objs)
-	}
-	if err := os.Remove(filepath.Join(objs, sub[:2], sub[2:])); err != nil {
+	if err := os.Remove(r.LooseObject(sub)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -187,11 +187,7 @@ func TestBrokenLatest(t *testing.T) {
 				name = "new"
 			}
 			oid := strings.TrimSpace(r.Git("rev-parse", f.ref("k2")+":"+name))
-			objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-			if !filepath.IsAbs(objs) {
-				objs = filepath.Join(r.Dir, objs)
-			}
-			if err := os.Remove(filepath.Join(objs, oid[:2], oid[2:])); err != nil {
+			if err := os.Remove(r.LooseObject(oid)); err != nil {
 				t.Fatalf("removing the loose object of %s: %v", name, err)
 			}
 			args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
@@ -253,11 +249,7 @@ func TestBrokenWindowIsNamed(t *testing.T) {
 	r.Write("new/x.txt", "the agent's\n")
 	f.take(checkpoint.ReasonTurnEnd) // k2
 	oid := strings.TrimSpace(r.Git("rev-parse", f.ref("k2")+":new"))
-	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-	if !filepath.IsAbs(objs) {
-		objs = filepath.Join(r.Dir, objs)
-	}
-	if err := os.Remove(filepath.Join(objs, oid[:2], oid[2:])); err != nil {
+	if err := os.Remove(r.LooseObject(oid)); err != nil {
 		t.Fatal(err)
 	}
 	r.Write("new/x.txt", "the person's\n")
@@ -297,11 +289,7 @@ func TestDamagedObjectStopsTheRollback(t *testing.T) {
 			r.Write("a.txt", "one\n")
 			r.Commit("init")
 			oid := r.HashBlob("the only copy\n")
-			objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
-			if !filepath.IsAbs(objs) {
-				objs = filepath.Join(r.Dir, objs)
-			}
-			obj := filepath.Join(objs, oid[:2], oid[2:])
+			obj := r.LooseObject(oid)
 			body := []byte{}
 			if damage == "garbage" {
 				body = []byte("not a zlib stream, not an object\n")

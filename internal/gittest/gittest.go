@@ -274,6 +274,18 @@ func (r *Repo) Refs() map[string]string {
 	return m
 }
 
+// LooseObject is the path of the loose object file oid would have (or
+// has) in the repository's object directory (`git rev-parse --git-path
+// objects`): what a test removes or damages as a gc or a crash would.
+func (r *Repo) LooseObject(oid string) string {
+	r.T.Helper()
+	objs := strings.TrimSpace(r.Git("rev-parse", "--git-path", "objects"))
+	if !filepath.IsAbs(objs) {
+		objs = filepath.Join(r.Dir, objs)
+	}
+	return filepath.Join(objs, oid[:2], oid[2:])
+}
+
 // ObjectFiles lists the files under the object directory (loose objects and
 // packs), to show a step wrote no object.
 func (r *Repo) ObjectFiles() []string {
