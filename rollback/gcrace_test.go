@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 )
 
 // pruneSafety is a shell command that does what a `git gc --prune=now`
@@ -214,11 +215,7 @@ func TestBrokenLatest(t *testing.T) {
 			if has := err == nil; has != (lost == "shared") {
 				t.Errorf("new/x.txt there: %v, want %v (k1 holds it: %v)", has, lost == "shared", lost == "shared")
 			}
-			undo := []string{"--agent", f.agent, out.Safety, "--restore", "files", "--json"}
-			uplan := planOf(t, r, undo)
-			if u := realCall(t, r, undo, uplan.Plan); u.exit != 0 {
-				t.Fatalf("the undo: exit %d\n%s%s", u.exit, u.stdout, u.stderr)
-			}
+			undoFiles(t, r, f.agent, out.Safety)
 			if got := r.Read("new/x.txt"); got != "the only copy\n" {
 				t.Errorf("after the undo new/x.txt %q, want it back", got)
 			}
@@ -331,14 +328,22 @@ func TestDamagedObjectStopsTheRollback(t *testing.T) {
 			if got := r.Git("cat-file", "blob", oid); got != "the only copy\n" {
 				t.Fatalf("blob %s reads %q after the rollback", oid, got)
 			}
-			undo := []string{"--agent", f.agent, out.Safety, "--restore", "files", "--json"}
-			uplan := planOf(t, r, undo)
-			if u := realCall(t, r, undo, uplan.Plan); u.exit != 0 {
-				t.Fatalf("the undo: exit %d\n%s%s", u.exit, u.stdout, u.stderr)
-			}
+			undoFiles(t, r, f.agent, out.Safety)
 			if got := r.Read("notes.txt"); got != "the only copy\n" {
 				t.Errorf("after the undo notes.txt %q, want it back", got)
 			}
 		})
+	}
+}
+
+// undoFiles plans and makes the undo of a rollback, the rollback of
+// agent's files to its safety checkpoint, and fails the test at once
+// unless it ends well.
+func undoFiles(t *testing.T, r *gittest.Repo, agent, safety string) {
+	t.Helper()
+	undo := []string{"--agent", agent, safety, "--restore", "files", "--json"}
+	plan := planOf(t, r, undo)
+	if u := realCall(t, r, undo, plan.Plan); u.exit != 0 {
+		t.Fatalf("the undo: exit %d\n%s%s", u.exit, u.stdout, u.stderr)
 	}
 }
