@@ -120,6 +120,96 @@ func TestIgnoredAtTarget(t *testing.T) {
 	}
 }
 
+// TestIgnoredBelowTargetFile: a tracked file that .gitignore matches
+// (added with -f) under a directory that a turn replaced by a file. The
+// rollback to before the turn puts the directory back; its undo, whose
+// target holds the file at logs, deletes the tracked file below it
+// although the target's rules ignore its name (nothing could be there in
+// the target: no ignored_at_target), and gives back the file with its
+// bytes. Before, the undo kept logs/keep.log and left logs
+// ignored_in_the_way: the tree matched neither S nor the target.
+func TestIgnoredBelowTargetFile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write(".gitignore", "*.log\n")
+	r.Write("logs/keep.log", "tracked log\n")
+	r.Git("add", ".gitignore")
+	r.Git("add", "-f", "logs/keep.log")
+	r.Git("commit", "-q", "-m", "init")
+	f.take(checkpoint.ReasonTurnStart)
+	if err := os.RemoveAll(r.Path("logs")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write("logs", "my notes\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if got := r.Read("logs/keep.log"); got != "tracked log\n" {
+		t.Fatalf("rollback: logs/keep.log = %q", got)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if len(undo.Repos[0].Left) != 0 {
+		t.Errorf("undo left %+v", undo.Repos[0].Left)
+	}
+	if fc := fileOf(undo, "logs/keep.log"); fc == nil || fc.Change != "delete" {
+		t.Errorf("undo: logs/keep.log %+v", fc)
+	}
+	if fc := fileOf(undo, "logs"); fc == nil || fc.Change != "create" {
+		t.Errorf("undo: logs %+v", fc)
+	}
+	if st, err := os.Lstat(r.Path("logs")); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("undo: logs is %v (%v), not a file", st, err)
+	}
+	if got := r.Read("logs"); got != "my notes\n" {
+		t.Errorf("undo: logs = %q", got)
+	}
+	if undo.Exact == nil || !*undo.Exact {
+		t.Errorf("undo: exact is false")
+	}
+}
+
+// TestTrackedIgnoredUndone: a tracked file that .gitignore matches (added
+// with -f and committed), which the turn deleted. The rollback brings it
+// back; its undo deletes it again: the target's HEAD and the index track
+// it, and git never ignores a tracked file, so the target's lacking it
+// says it was not there (no ignored_at_target). An untracked .env the
+// same rules ignore, which the turn's capture held (the turn dropped the
+// rule), is still never deleted (CASES BR-05 B).
+func TestTrackedIgnoredUndone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write(".gitignore", "*.log\n.env\n")
+	r.Write("build/out.log", "tracked log\n")
+	r.Git("add", ".gitignore")
+	r.Git("add", "-f", "build/out.log")
+	r.Git("commit", "-q", "-m", "init")
+	write(t, r.Dir, ".env", []byte("SECRET=1\n"), 0o600)
+	f.take(checkpoint.ReasonTurnStart)
+	if err := os.Remove(r.Path("build/out.log")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if got := r.Read("build/out.log"); got != "tracked log\n" {
+		t.Fatalf("rollback: build/out.log = %q", got)
+	}
+	r.Write(".gitignore", "*.log\n") // the .env rule dropped: S holds .env
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if fc := fileOf(undo, "build/out.log"); fc == nil || fc.Change != "delete" {
+		t.Errorf("undo: build/out.log %+v, left %+v", fc, leftOf(undo, "build/out.log"))
+	}
+	if _, err := os.Lstat(r.Path("build/out.log")); !os.IsNotExist(err) {
+		t.Errorf("undo: build/out.log still there: %v", err)
+	}
+	if l := leftOf(undo, ".env"); l == nil || l.Reason != "ignored_at_target" {
+		t.Errorf("undo: .env left %+v, files %+v", l, fileOf(undo, ".env"))
+	}
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Errorf("undo: .env = %q", got)
+	}
+}
+
 // TestConvertedWrites: a written file whose bytes on disk are not its
 // blob's (an eol conversion) is listed in repos[].converted and makes the
 // result not exact; the rollback itself succeeds.

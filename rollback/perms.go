@@ -111,10 +111,12 @@ func gidOf(st os.FileInfo) (uint32, bool) {
 }
 
 // permsToRecord reads, before anything is touched, the permission bits the
-// plan could lose: of each regular file it deletes or rewrites with another
-// git mode (or type), and of each directory above a deletion (it may be
-// emptied and removed), where they are not what c, git's way of creating
-// them, would give back; and of each file it writes that restore (the
+// plan could lose: of each regular file it deletes or rewrites, with the
+// same git mode too (the rewrite keeps its bits, but a rollback killed
+// while the file is in its backup directory leaves nothing there, and
+// the undo then writes it anew), and of each directory above a deletion
+// (it may be emptied and removed), where they are not what c, git's way
+// of creating them, would give back; and of each file it writes that restore (the
 // bits an undo gives back, recordedPerms) names, whatever they are, git's
 // default too: the rollback sets that file's bits, and its own undo must
 // set them back (a 0644 file an undo made 0600 is 0644 again after the
@@ -157,8 +159,8 @@ func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm)
 				add(ch.Path, false) // its bits are set to the ones restore logged
 				continue
 			}
-			if !deleted && (ch.SrcMode == ch.DstMode || ch.SrcMode == "000000") {
-				continue // the same mode keeps its bits; where nothing is, nothing is lost
+			if !deleted && ch.SrcMode == "000000" {
+				continue // where nothing is, nothing is lost
 			}
 			add(ch.Path, false)
 			if !deleted {

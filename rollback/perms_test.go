@@ -102,3 +102,54 @@ func TestUndoOfAnUndoGivesBackTheBitsItChanged(t *testing.T) {
 		t.Errorf("a.txt is %04o after the undo of the undo, was 0644 before the undo", st.Mode().Perm())
 	}
 }
+
+// TestRewriteNeverWider (break-it pass, 2026-12-06): a 0600 file a
+// rollback rewrites with its own git mode keeps its bits, and is never
+// wider in the tree, not even between its link into the tree and the
+// bits' pass: a kill there left it 0644. Its bits are also logged in
+// rollback.started, so that an undo after a kill that left the file only
+// in the backup directory writes it back 0600, not git's 0644.
+func TestRewriteNeverWider(t *testing.T) {
+	f := newFixture(t, false)
+	r := f.r
+	write(t, r.Dir, "secret.txt", []byte("token=old\n"), 0o600)
+	r.Write("z.txt", "one\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	write(t, r.Dir, "secret.txt", []byte("token=new\n"), 0o600)
+	r.Write("z.txt", "two\n")
+	f.take(checkpoint.ReasonTurnEnd)
+	var seen []os.FileMode
+	rollback.SetTouching(func(op, rel string) {
+		if op == "link" && rel == "z.txt" {
+			// secret.txt is linked already: as it would be left by a kill now.
+			if st, err := os.Lstat(r.Path("secret.txt")); err == nil {
+				seen = append(seen, st.Mode().Perm())
+			}
+		}
+	})
+	defer rollback.SetTouching(nil)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	rollback.SetTouching(nil)
+	if fc := fileOf(res, "secret.txt"); fc == nil || fc.Change != "modify" {
+		t.Fatalf("secret.txt: %+v", fc)
+	}
+	if len(seen) != 1 || seen[0] != 0o600 {
+		t.Errorf("secret.txt in the tree before the bits' pass: %04o, want 0600", seen)
+	}
+	if st, err := os.Lstat(r.Path("secret.txt")); err != nil || st.Mode().Perm() != 0o600 || r.Read("secret.txt") != "token=old\n" {
+		t.Errorf("secret.txt after the rollback: %v %v %q", st, err, r.Read("secret.txt"))
+	}
+	started := records(t, r, "rollback.started")
+	var got []string
+	if len(started) == 1 {
+		perms, _ := started[0]["perms"].([]any)
+		for _, p := range perms {
+			m := p.(map[string]any)
+			got = append(got, m["path"].(string)+" "+m["perm"].(string))
+		}
+	}
+	if want := []string{"secret.txt 0600"}; !slices.Equal(got, want) {
+		t.Errorf("rollback.started perms = %q, want %q (z.txt has git's bits: not logged)", got, want)
+	}
+}

@@ -914,15 +914,43 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	}
 	// A file T's own ignore rules ignore was never T's to record: its
 	// absence from T says nothing, so it is never deleted (CASES BR-05 B).
+	// Unless T holds a file, symlink or gitlink at a directory above it:
+	// then nothing could be there in T, ignored or not, and T's entry
+	// cannot be written while it stays (the undo of a rollback that made
+	// a directory where a file was would otherwise keep the directory).
+	entriesT := map[string]bool{}
+	for _, c := range changes {
+		if c.DstMode != "000000" {
+			entriesT[c.Path] = true
+		}
+	}
 	var dels []string
 	for _, c := range cands {
-		if c.DstMode == "000000" {
+		if c.DstMode == "000000" && !belowAny(c.Path, entriesT) {
 			dels = append(dels, c.Path)
 		}
 	}
 	ignoredAtT, err := t.Repo.IgnoredAt(ctx, plumbing.OID(tr.Commit), dels)
 	if err != nil {
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "check-ignore"}, "reading the target's ignore rules")
+	}
+	// Nor one that T's HEAD and the user's index both track: git never
+	// ignores a tracked file, so T recorded it if it was there (a file
+	// added with -f under an ignore rule, which the turn deleted and a
+	// rollback brought back: its undo deletes it again).
+	if len(ignoredAtT) > 0 && tr.Head != nil {
+		var asked []string
+		for path := range ignoredAtT {
+			asked = append(asked, path)
+		}
+		sort.Strings(asked)
+		tracked, err := t.Repo.TrackedAt(ctx, plumbing.OID(*tr.Head), asked)
+		if err != nil {
+			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "cat-file"}, "reading what the target's HEAD and the index track")
+		}
+		for path := range tracked {
+			delete(ignoredAtT, path)
+		}
 	}
 	kept := cands[:0]
 	for _, c := range cands {
@@ -1263,6 +1291,17 @@ func prefixOf(ctx context.Context, t *checkpoint.Tree, dir string) (string, erro
 		return "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "rev-parse"}, "finding the pathspec's directory")
 	}
 	return out, nil
+}
+
+// belowAny reports whether a directory above path (not path itself) is
+// one of paths.
+func belowAny(path string, paths map[string]bool) bool {
+	for i := strings.LastIndexByte(path, '/'); i > 0; i = strings.LastIndexByte(path[:i], '/') {
+		if paths[path[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }

@@ -127,20 +127,22 @@ func TestLinkThroughAParentSwappedMidPass(t *testing.T) {
 }
 
 // TestChmodThroughAParentSwappedMidPass: after git wrote, the bits of
-// a 0600 file it rewrote are given back (git wrote 0644); the parent a
-// swapped then for a symlink to a directory outside the tree is never
-// followed: the file of the same name there keeps its 0644.
+// a 0664 file it rewrote are given back (git wrote 0644; bits a file
+// must lose are taken in the stage, before its link, and only those it
+// gains are set here); the parent a swapped then for a symlink to a
+// directory outside the tree is never followed: the file of the same
+// name there keeps its 0644.
 func TestChmodThroughAParentSwappedMidPass(t *testing.T) {
 	f := newFixture(t, true)
 	r := f.r
 	r.Write("a/b/x", "x1\n")
 	r.Commit("init")
-	if err := os.Chmod(r.Path("a/b/x"), 0o600); err != nil {
+	if err := os.Chmod(r.Path("a/b/x"), 0o664); err != nil {
 		t.Fatal(err)
 	}
 	f.take(checkpoint.ReasonTurnStart)
 	r.Write("a/b/x", "x2\n")
-	if err := os.Chmod(r.Path("a/b/x"), 0o600); err != nil {
+	if err := os.Chmod(r.Path("a/b/x"), 0o664); err != nil {
 		t.Fatal(err)
 	}
 	f.take(checkpoint.ReasonTurnEnd)

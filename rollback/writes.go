@@ -1017,7 +1017,7 @@ func (ap *applier) writeOneBatch(ctx context.Context, batch []plumbing.TreeChang
 	}
 	ap.touched = true
 	ap.pending = write
-	refused, filterFailed, err := ap.checkout(ctx, write)
+	refused, filterFailed, err := ap.checkout(ctx, write, perms)
 	if err != nil {
 		return err
 	}
@@ -1122,7 +1122,7 @@ func (ap *applier) clearBatch(batch []plumbing.TreeChange, recorded []journal.Pa
 // A git child left alive after venom died (where there is no
 // parent-death signal) writes only in the stage. Where the stage is on
 // another file system than the tree, git writes in the tree, as before.
-func (ap *applier) checkout(ctx context.Context, write []plumbing.TreeChange) (refused []string, filterFailed bool, err error) {
+func (ap *applier) checkout(ctx context.Context, write []plumbing.TreeChange, perms permPlan) (refused []string, filterFailed bool, err error) {
 	r := ap.plan.tree.Repo
 	if ap.direct {
 		return r.Checkout(ctx, write)
@@ -1139,7 +1139,7 @@ func (ap *applier) checkout(ctx context.Context, write []plumbing.TreeChange) (r
 	if filterFailed, err = r.CheckoutUnder(ctx, write, stage); err != nil {
 		return nil, false, err
 	}
-	refused, rest, err := ap.place(write, stage)
+	refused, rest, err := ap.place(write, stage, perms)
 	if err != nil || rest == nil {
 		return refused, filterFailed, err
 	}
@@ -1151,21 +1151,33 @@ func (ap *applier) checkout(ctx context.Context, write []plumbing.TreeChange) (r
 // place links each of write from stage, where git wrote it, into the
 // tree at its path, making its missing parents as git does (never
 // through a symbolic link); a symbolic link is made anew with the target
-// git gave it. A path where something is by then is left as it is and
-// returned in refused. When the stage cannot be linked from (EXDEV),
+// git gave it. A file whose planned bits (perms) lack some of those git
+// gave it loses them in the stage first, so that it never appears in the
+// tree wider than it will end (a 0600 file rewritten is not 0644 there,
+// even for the moment before perms are applied, nor after a kill in that
+// moment); bits it must gain are added after, with its group
+// (permPlan.apply). A path where something is by then is left as it is
+// and returned in refused. When the stage cannot be linked from (EXDEV),
 // rest is what is not placed yet.
-func (ap *applier) place(write []plumbing.TreeChange, stage string) (refused []string, rest []plumbing.TreeChange, err error) {
-	ap.w.batch(func() { refused, rest, err = ap.placeAll(write, stage) })
+func (ap *applier) place(write []plumbing.TreeChange, stage string, perms permPlan) (refused []string, rest []plumbing.TreeChange, err error) {
+	ap.w.batch(func() { refused, rest, err = ap.placeAll(write, stage, perms) })
 	return refused, rest, err
 }
 
-func (ap *applier) placeAll(write []plumbing.TreeChange, stage string) (refused []string, rest []plumbing.TreeChange, err error) {
+func (ap *applier) placeAll(write []plumbing.TreeChange, stage string, perms permPlan) (refused []string, rest []plumbing.TreeChange, err error) {
 	for i, c := range write {
 		src := filepath.Join(stage, filepath.FromSlash(c.Path))
 		dst := filepath.Join(ap.w.root, filepath.FromSlash(c.Path))
 		st, err := os.Lstat(src)
 		if err != nil {
 			return refused, nil, fmt.Errorf("git wrote no file for %s: %w", c.Path, err)
+		}
+		if po, ok := perms.files[c.Path]; ok && st.Mode().IsRegular() {
+			// The stage is this process's own directory: nothing there
+			// is a link a person made. Best effort, as apply is.
+			if narrow := st.Mode().Perm() & po.mode.Perm(); narrow != st.Mode().Perm() {
+				os.Chmod(src, narrow)
+			}
 		}
 		if err := ap.w.mkParents(c.Path); err != nil {
 			if ap.w.fileInTheWay(c.Path) {

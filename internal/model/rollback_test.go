@@ -292,7 +292,10 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	var kept []string
 	for _, x := range cands {
 		if _, inT := c.tree[x]; !inT {
-			if tRules.matches(x) {
+			// Not where T holds an entry above x: nothing could be at x in
+			// T. Nor where T's HEAD and the index both track x: git never
+			// ignores a tracked file.
+			if tRules.matches(x) && !heldAbove(c.tree, x) && !s.trackedAt(c.head, x) {
 				p.left[x] = "ignored_at_target"
 				continue
 			}
@@ -375,6 +378,30 @@ func (s *seq) rulesOf(t treeMap) rules {
 }
 
 func (s *seq) blob(oid string) string { return s.git("cat-file", "blob", oid) }
+
+// trackedAt reports whether the commit head (none: "") and the index, at
+// stage 0, both hold x as a file or symbolic link.
+func (s *seq) trackedAt(head, x string) bool {
+	if head == "" {
+		return false
+	}
+	t, err := s.r.GitErr("cat-file", "-t", head+":"+x)
+	if err != nil || strings.TrimSpace(t) != "blob" {
+		return false
+	}
+	t, err = s.r.GitErr("cat-file", "-t", ":0:"+x)
+	return err == nil && strings.TrimSpace(t) == "blob"
+}
+
+// heldAbove reports whether t holds an entry at a directory above x.
+func heldAbove(t treeMap, x string) bool {
+	for d := path.Dir(x); d != "."; d = path.Dir(d) {
+		if _, ok := t[d]; ok {
+			return true
+		}
+	}
+	return false
+}
 
 // blocked implements RFC 7.4's ignored_in_the_way on the disk as it is: a
 // write whose path or a parent holds something S does not (a file or
