@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -120,23 +121,33 @@ func TestIgnoredAtTarget(t *testing.T) {
 	}
 }
 
-// TestIgnoredBelowTargetFile: a tracked file that .gitignore matches
-// (added with -f) under a directory that a turn replaced by a file. The
-// rollback to before the turn puts the directory back; its undo, whose
-// target holds the file at logs, deletes the tracked file below it
-// although the target's rules ignore its name (nothing could be there in
-// the target: no ignored_at_target), and gives back the file with its
-// bytes. Before, the undo kept logs/keep.log and left logs
+// forceAdded commits ignore as .gitignore, and adds rel, which it
+// ignores, with `git add -f`: committed too with commit, else only
+// staged (HEAD does not track it).
+func forceAdded(r *gittest.Repo, ignore, rel, data string, commit bool) {
+	r.Write(".gitignore", ignore)
+	r.Git("add", ".gitignore")
+	r.Git("commit", "-q", "-m", "init")
+	r.Write(rel, data)
+	r.Git("add", "-f", rel)
+	if commit {
+		r.Git("commit", "-q", "-m", "forced")
+	}
+}
+
+// TestIgnoredBelowTargetFile: a file that .gitignore matches, staged
+// with -f (HEAD does not track it), under a directory that a turn
+// replaced by a file. The rollback to before the turn puts the directory
+// back; its undo, whose target holds the file at logs, deletes the file
+// below it although the target's rules ignore its name (nothing could be
+// there in the target: no ignored_at_target), and gives back the file
+// with its bytes. Before, the undo kept logs/keep.log and left logs
 // ignored_in_the_way: the tree matched neither S nor the target.
 func TestIgnoredBelowTargetFile(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	r := f.r
-	r.Write(".gitignore", "*.log\n")
-	r.Write("logs/keep.log", "tracked log\n")
-	r.Git("add", ".gitignore")
-	r.Git("add", "-f", "logs/keep.log")
-	r.Git("commit", "-q", "-m", "init")
+	forceAdded(r, "*.log\n", "logs/keep.log", "tracked log\n", false)
 	f.take(checkpoint.ReasonTurnStart)
 	if err := os.RemoveAll(r.Path("logs")); err != nil {
 		t.Fatal(err)
@@ -179,11 +190,7 @@ func TestTrackedIgnoredUndone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	r := f.r
-	r.Write(".gitignore", "*.log\n.env\n")
-	r.Write("build/out.log", "tracked log\n")
-	r.Git("add", ".gitignore")
-	r.Git("add", "-f", "build/out.log")
-	r.Git("commit", "-q", "-m", "init")
+	forceAdded(r, "*.log\n.env\n", "build/out.log", "tracked log\n", true)
 	write(t, r.Dir, ".env", []byte("SECRET=1\n"), 0o600)
 	f.take(checkpoint.ReasonTurnStart)
 	if err := os.Remove(r.Path("build/out.log")); err != nil {
