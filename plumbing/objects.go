@@ -144,11 +144,12 @@ func (r *Repo) catCheck(ctx context.Context, format string, oids []OID) ([]strin
 // path git tracked in a capture made when the index was head's, and
 // tracks now (git never ignores a tracked path). One `git cat-file
 // --batch-check` (<head>:<path> and :0:<path>); a path holding a newline
-// cannot be asked for and is not in it.
+// or ending in a carriage return (git reads its questions as lines, and
+// drops a line's CR) cannot be asked for and is not in it.
 func (r *Repo) TrackedAt(ctx context.Context, head OID, paths []string) (map[string]bool, error) {
 	var names, asked []string
 	for _, p := range paths {
-		if strings.ContainsAny(p, "\n") {
+		if strings.Contains(p, "\n") || strings.HasSuffix(p, "\r") {
 			continue
 		}
 		asked = append(asked, p)

@@ -102,3 +102,40 @@ func TestOutOfReach(t *testing.T) {
 		t.Errorf("no paths: %v, %v", got, err)
 	}
 }
+
+// TestTrackedAt: a path is tracked at a commit when the commit and the
+// index, at stage 0, both hold it as a file or symlink: not when only the
+// index holds it (staged, not committed), nor only the commit (removed
+// with rm --cached), nor a directory of the commit; a path ending in a
+// carriage return is never asked (git would read another name), nor one
+// holding a newline.
+func TestTrackedAt(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("both", "1\n")
+	r.Write("cached-out", "1\n")
+	r.Write("dir/f", "1\n")
+	r.Write("cr", "1\n")
+	r.Write("cr\r", "1\n")
+	if err := os.Symlink("both", r.Path("link")); err != nil {
+		t.Fatal(err)
+	}
+	r.Git("add", "-A")
+	r.Git("commit", "-q", "-m", "init")
+	head := plumbing.OID(r.Line("rev-parse", "HEAD"))
+	r.Write("staged", "1\n")
+	r.Git("add", "staged")
+	r.Git("rm", "-q", "--cached", "cached-out")
+	repo, err := plumbing.Open(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.TrackedAt(context.Background(), head, []string{"both", "link", "staged", "cached-out", "dir", "absent", "cr\r", "a\nb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"both": true, "link": true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("TrackedAt = %v, want %v", got, want)
+	}
+}

@@ -113,16 +113,16 @@ func gidOf(st os.FileInfo) (uint32, bool) {
 // permsToRecord reads, before anything is touched, the permission bits the
 // plan could lose: of each regular file it deletes or rewrites, with the
 // same git mode too (the rewrite keeps its bits, but a rollback killed
-// while the file is in its backup directory leaves nothing there, and
-// the undo then writes it anew), and of each directory above a deletion
-// (it may be emptied and removed), where they are not what c, git's way
-// of creating them, would give back; and of each file it writes that restore (the
-// bits an undo gives back, recordedPerms) names, whatever they are, git's
+// while the file is in its backup directory leaves nothing there, and the
+// undo then writes it anew), and of each directory above a deletion (it may
+// be emptied and removed), where they are not what c, git's way of creating
+// them, would give back; and of each file it writes that restore (the bits
+// an undo gives back, recordedPerms) names, whatever they are, git's
 // default too: the rollback sets that file's bits, and its own undo must
-// set them back (a 0644 file an undo made 0600 is 0644 again after the
-// undo of that undo). Paths that cannot be read are left out: nothing of
-// theirs can be given back. A file's bits are those of the plan's own look
-// at it (worktree.lstatFirst), which the baseline takes too: a chmod since
+// set them back (a 0644 file an undo made 0600 is 0644 again after the undo
+// of that undo). Paths that cannot be read are left out: nothing of theirs
+// can be given back. A file's bits are those of the plan's own look at it
+// (worktree.lstatFirst), which the baseline takes too: a chmod since
 // changes its ctime, and the file is then left, not moved (applier.still).
 func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm) []journal.PathPerm {
 	var out []journal.PathPerm
