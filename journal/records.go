@@ -222,6 +222,11 @@ type PathPerm struct {
 	Perm string  `json:"perm"`
 	Dir  bool    `json:"dir,omitempty"`
 	Gid  *uint32 `json:"gid,omitempty"`
+	// Kept marks the bits of a file the rollback rewrote with its own git
+	// mode, which it keeps: an undo gives them back only where no file is
+	// (a kill left it in the backup directory), never over a chmod made
+	// since.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // MarshalJSON writes the shape above, plus path_bytes for a path that is

@@ -139,42 +139,6 @@ func (r *Repo) catCheck(ctx context.Context, format string, oids []OID) ([]strin
 	return lines, nil
 }
 
-// TrackedAt returns those of paths that both head (a commit or tree)
-// and the user's index, at stage 0, hold as a file or symbolic link: a
-// path git tracked in a capture made when the index was head's, and
-// tracks now (git never ignores a tracked path). One `git cat-file
-// --batch-check` (<head>:<path> and :0:<path>); a path holding a newline
-// or ending in a carriage return (git reads its questions as lines, and
-// drops a line's CR) cannot be asked for and is not in it.
-func (r *Repo) TrackedAt(ctx context.Context, head OID, paths []string) (map[string]bool, error) {
-	var names, asked []string
-	for _, p := range paths {
-		if strings.Contains(p, "\n") || strings.HasSuffix(p, "\r") {
-			continue
-		}
-		asked = append(asked, p)
-		names = append(names, string(head)+":"+p, ":0:"+p)
-	}
-	out := map[string]bool{}
-	if len(names) == 0 {
-		return out, nil
-	}
-	objs := make([]OID, len(names))
-	for i, n := range names {
-		objs[i] = OID(n)
-	}
-	lines, err := r.catCheck(ctx, "%(objecttype)", objs)
-	if err != nil {
-		return nil, fmt.Errorf("reading what %s and the index track: %w", head, err)
-	}
-	for i, p := range asked {
-		if lines[2*i] == "blob" && lines[2*i+1] == "blob" {
-			out[p] = true
-		}
-	}
-	return out, nil
-}
-
 // catObject is one answer of `git cat-file --batch`: the object's type
 // and content, or missing when the name names no object (or more than
 // one).

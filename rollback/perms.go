@@ -133,7 +133,7 @@ func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm)
 			restored[r.Path] = true
 		}
 	}
-	add := func(rel string, dir bool) {
+	add := func(rel string, dir, kept bool) {
 		look := w.lstatReal
 		if !dir {
 			look = w.lstatFirst // the plan's look at the file
@@ -146,7 +146,7 @@ func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm)
 		if b == c.want(b, dir) && (dir || !restored[rel]) {
 			return
 		}
-		pp := journal.PathPerm{Path: rel, Perm: journal.OctalPerm(b, dir), Dir: dir}
+		pp := journal.PathPerm{Path: rel, Perm: journal.OctalPerm(b, dir), Dir: dir, Kept: kept}
 		if gid, ok := gidOf(st); ok {
 			pp.Gid = &gid
 		}
@@ -156,19 +156,22 @@ func (p *plan) permsToRecord(w *worktree, c created, restore []journal.PathPerm)
 		for _, ch := range p.changes() {
 			deleted := ch.DstMode == "000000"
 			if !deleted && restored[ch.Path] {
-				add(ch.Path, false) // its bits are set to the ones restore logged
+				add(ch.Path, false, false) // its bits are set to the ones restore logged
 				continue
 			}
 			if !deleted && ch.SrcMode == "000000" {
 				continue // where nothing is, nothing is lost
 			}
-			add(ch.Path, false)
+			// A rewrite with the same git mode keeps the file's bits:
+			// logged as kept, for an undo after a kill that left the file
+			// in the backup directory only.
+			add(ch.Path, false, !deleted && ch.SrcMode == ch.DstMode)
 			if !deleted {
 				continue
 			}
 			for d := path.Dir(ch.Path); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
 				seen[d] = true
-				add(d, true)
+				add(d, true, false)
 			}
 		}
 	})
@@ -247,9 +250,12 @@ type permOf struct {
 // gets its recorded bits and group: for a file only when its owner-exec
 // bit agrees with the mode written, so that a capture reads the mode the
 // target holds (unless git reads no exec bit from disk: execFromDisk
-// false, core.fileMode). Any other file rewritten with its own git mode
-// keeps its bits and group (a 0600 file is not widened to 0644). A recorded directory is set only if
-// the writes create it: it does not exist now, below real directories.
+// false, core.fileMode). A record of bits a rollback kept (a file it
+// rewrote with its own git mode) counts only where no regular file is
+// now: a chmod since then is the person's, and stays. Any other file
+// rewritten with its own git mode keeps its bits and group (a 0600 file
+// is not widened to 0644). A recorded directory is set only if the
+// writes create it: it does not exist now, below real directories.
 // Where a path is recorded twice the first record wins. found, when not
 // nil, is what a check of the same pass found at each path of writes (nil
 // for nothing there), looked at instead of the path again.
@@ -281,7 +287,7 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 		if c.DstMode != "100644" && c.DstMode != "100755" {
 			continue
 		}
-		if r, ok := files[c.Path]; ok {
+		if r, ok := files[c.Path]; ok && (!r.Kept || !regularAt(w, c.Path, found)) {
 			if mode, ok := r.FileMode(); ok && (!execFromDisk || (mode&0o100 != 0) == (c.DstMode == "100755")) {
 				pp.files[c.Path] = permOf{path: c.Path, mode: mode, gid: r.Gid}
 				continue
@@ -296,6 +302,12 @@ func planPerms(w *worktree, writes []plumbing.TreeChange, recorded []journal.Pat
 		}
 	}
 	return pp
+}
+
+// regularAt reports whether a regular file is at rel (lookAt).
+func regularAt(w *worktree, rel string, found map[string]os.FileInfo) bool {
+	st, err := lookAt(w, rel, found)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // lookAt is what found says is at rel, when it was looked at, else the

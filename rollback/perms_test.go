@@ -1,6 +1,7 @@
 package rollback_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,5 +152,51 @@ func TestRewriteNeverWider(t *testing.T) {
 	}
 	if want := []string{"secret.txt 0600"}; !slices.Equal(got, want) {
 		t.Errorf("rollback.started perms = %q, want %q (z.txt has git's bits: not logged)", got, want)
+	}
+}
+
+// TestKeptBitsOnlyWhereGone (a break-it pass, 2026-12-06): the bits a
+// rollback logs for a file it rewrote with its own git mode (kept) are
+// given back by the undo only where no file is: a file deleted since
+// (as a kill while it sat in the backup directory leaves it) comes back
+// 0600, while a chmod the person made after the rollback stays (the undo
+// used to widen that 0600 back to the logged 0640).
+func TestKeptBitsOnlyWhereGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	write(t, r.Dir, "other.txt", []byte("o1\n"), 0o640)
+	write(t, r.Dir, "secret.txt", []byte("s1\n"), 0o600)
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	write(t, r.Dir, "other.txt", []byte("o2\n"), 0o640)
+	write(t, r.Dir, "secret.txt", []byte("s2\n"), 0o600)
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	kept := map[string]bool{}
+	if started := records(t, r, "rollback.started"); len(started) == 1 {
+		perms, _ := started[0]["perms"].([]any)
+		for _, p := range perms {
+			m := p.(map[string]any)
+			kept[m["path"].(string)+" "+m["perm"].(string)], _ = m["kept"].(bool)
+		}
+	}
+	if want := map[string]bool{"other.txt 0640": true, "secret.txt 0600": true}; !maps.Equal(kept, want) {
+		t.Errorf("rollback.started perms (path, bits: kept) = %v, want %v", kept, want)
+	}
+	if err := os.Chmod(r.Path("other.txt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.Path("secret.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f.mustRollback(res.Safety, rollback.Options{Restore: "files", Outside: "overwrite"})
+	for rel, want := range map[string]os.FileMode{"other.txt": 0o600, "secret.txt": 0o600} {
+		if st, err := os.Lstat(r.Path(rel)); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s after the undo: %v %v, want %04o", rel, st, err, want)
+		}
+	}
+	if r.Read("other.txt") != "o2\n" || r.Read("secret.txt") != "s2\n" {
+		t.Errorf("after the undo: other.txt %q, secret.txt %q", r.Read("other.txt"), r.Read("secret.txt"))
 	}
 }

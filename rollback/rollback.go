@@ -934,24 +934,6 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if err != nil {
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "check-ignore"}, "reading the target's ignore rules")
 	}
-	// Nor one that T's HEAD and the user's index both track: git never
-	// ignores a tracked file, so T recorded it if it was there (a file
-	// added with -f under an ignore rule, which the turn deleted and a
-	// rollback brought back: its undo deletes it again).
-	if len(ignoredAtT) > 0 && tr.Head != nil {
-		var asked []string
-		for path := range ignoredAtT {
-			asked = append(asked, path)
-		}
-		sort.Strings(asked)
-		tracked, err := t.Repo.TrackedAt(ctx, plumbing.OID(*tr.Head), asked)
-		if err != nil {
-			return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "cat-file"}, "reading what the target's HEAD and the index track")
-		}
-		for path := range tracked {
-			delete(ignoredAtT, path)
-		}
-	}
 	kept := cands[:0]
 	for _, c := range cands {
 		if ignoredAtT[c.Path] {

@@ -292,10 +292,8 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	var kept []string
 	for _, x := range cands {
 		if _, inT := c.tree[x]; !inT {
-			// Not where T holds an entry above x: nothing could be at x in
-			// T. Nor where T's HEAD and the index both track x: git never
-			// ignores a tracked file.
-			if tRules.matches(x) && !heldAbove(c.tree, x) && !s.trackedAt(c.head, x) {
+			// Not where T holds an entry above x: nothing could be at x in T.
+			if tRules.matches(x) && !heldAbove(c.tree, x) {
 				p.left[x] = "ignored_at_target"
 				continue
 			}
@@ -378,20 +376,6 @@ func (s *seq) rulesOf(t treeMap) rules {
 }
 
 func (s *seq) blob(oid string) string { return s.git("cat-file", "blob", oid) }
-
-// trackedAt reports whether the commit head (none: "") and the index, at
-// stage 0, both hold x as a file or symbolic link.
-func (s *seq) trackedAt(head, x string) bool {
-	if head == "" {
-		return false
-	}
-	t, err := s.r.GitErr("cat-file", "-t", head+":"+x)
-	if err != nil || strings.TrimSpace(t) != "blob" {
-		return false
-	}
-	t, err = s.r.GitErr("cat-file", "-t", ":0:"+x)
-	return err == nil && strings.TrimSpace(t) == "blob"
-}
 
 // heldAbove reports whether t holds an entry at a directory above x.
 func heldAbove(t treeMap, x string) bool {
