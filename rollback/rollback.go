@@ -918,17 +918,23 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	// then nothing could be there in T, ignored or not, and T's entry
 	// cannot be written while it stays (the undo of a rollback that made
 	// a directory where a file was would otherwise keep the directory).
-	entriesT := map[string]bool{}
+	entriesT := map[string]string{}
 	for _, c := range changes {
 		if c.DstMode != "000000" {
-			entriesT[c.Path] = true
+			entriesT[c.Path] = c.DstMode
 		}
 	}
 	var dels []string
 	for _, c := range cands {
-		if c.DstMode == "000000" && !belowAny(c.Path, entriesT) {
-			dels = append(dels, c.Path)
+		if c.DstMode != "000000" {
+			continue
 		}
+		if i := strings.LastIndexByte(c.Path, '/'); i > 0 {
+			if _, above := nestedRoot(c.Path[:i], entriesT); above {
+				continue
+			}
+		}
+		dels = append(dels, c.Path)
 	}
 	ignoredAtT, err := t.Repo.IgnoredAt(ctx, plumbing.OID(tr.Commit), dels)
 	if err != nil {
@@ -1273,17 +1279,6 @@ func prefixOf(ctx context.Context, t *checkpoint.Tree, dir string) (string, erro
 		return "", rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": ".", "reason": "rev-parse"}, "finding the pathspec's directory")
 	}
 	return out, nil
-}
-
-// belowAny reports whether a directory above path (not path itself) is
-// one of paths.
-func belowAny(path string, paths map[string]bool) bool {
-	for i := strings.LastIndexByte(path, '/'); i > 0; i = strings.LastIndexByte(path[:i], '/') {
-		if paths[path[:i]] {
-			return true
-		}
-	}
-	return false
 }
 
 func isGitlink(c plumbing.TreeChange) bool { return c.SrcMode == "160000" || c.DstMode == "160000" }
