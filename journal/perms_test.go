@@ -53,6 +53,56 @@ func TestRollbackStartedPerms(t *testing.T) {
 	}
 }
 
+// TestRollbackStartedCreated: rollback.started's created lists paths,
+// with paths_bytes when one is not UTF-8, and reads them back byte for
+// byte; an empty list is written and read as known and empty; more than
+// MaxCreated, or a record without the member, is not known.
+func TestRollbackStartedCreated(t *testing.T) {
+	t.Parallel()
+	paths := []string{"build/out.txt", "n\xff.o"}
+	raw, err := journal.EncodeCreated(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := journal.RollbackStarted{Agent: "a1", Checkpoint: "k1", Safety: "k3", Restore: "files", Plan: "p2-0", Path: "/tree", Created: raw}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"agent":"a1","checkpoint":"k1","safety":"k3","restore":"files","plan":"p2-0","path":"/tree",` +
+		`"created":{"paths":["build/out.txt","n\ufffd.o"],"paths_bytes":["YnVpbGQvb3V0LnR4dA==","bv8ubw=="]}}`
+	if string(b) != want {
+		t.Errorf("encoded\n %s\nwant\n %s", b, want)
+	}
+	var out journal.RollbackStarted
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := out.CreatedList(); err != nil || !ok || !reflect.DeepEqual(got, paths) {
+		t.Errorf("read back %q, %v, %v; want %q", got, ok, err, paths)
+	}
+	if in.Created, err = journal.EncodeCreated(nil); err != nil || string(in.Created) != `{"paths":[]}` {
+		t.Fatalf("EncodeCreated(nil) = %s, %v", in.Created, err)
+	}
+	if got, ok, err := in.CreatedList(); err != nil || !ok || len(got) != 0 {
+		t.Errorf("an empty list: %q, %v, %v", got, ok, err)
+	}
+	many := make([]string, journal.MaxCreated+1)
+	for i := range many {
+		many[i] = "f"
+	}
+	if raw, _ := journal.EncodeCreated(many); raw != nil {
+		t.Errorf("EncodeCreated of %d paths = %d bytes, want nothing", len(many), len(raw))
+	}
+	if raw, _ := journal.EncodeCreated(many[1:]); raw == nil {
+		t.Errorf("EncodeCreated of %d paths wrote nothing", journal.MaxCreated)
+	}
+	in.Created = nil
+	if got, ok, err := in.CreatedList(); got != nil || ok || err != nil {
+		t.Errorf("no member: %q, %v, %v", got, ok, err)
+	}
+}
+
 // TestPathPermModes: Perm is chmod's octal; a directory keeps its setgid
 // and sticky bits, a file never gets special bits back; anything but an
 // octal number up to 07777 is refused.

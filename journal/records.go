@@ -189,6 +189,65 @@ type RollbackStarted struct {
 	// (issue 18), by its repo (path relative to the top). Perms' paths
 	// are relative to the top, a submodule's files' included.
 	Indexes map[string]string `json:"indexes,omitempty"`
+	// Created is the files the rollback writes where its S holds nothing
+	// and S's own ignore rules ignore the path (CreatedPaths), encoded;
+	// left out by a rollback that logged none (before it was logged, or
+	// with more than MaxCreated). The undo, a rollback to Safety, deletes
+	// them although its target ignores them (ignored_at_target): nothing
+	// was there before this rollback wrote them.
+	Created json.RawMessage `json:"created,omitempty"`
+}
+
+// MaxCreated is the most paths rollback.started lists in created: a
+// rollback that creates more ignored files than this logs none, and its
+// undo keeps them all as ignored_at_target.
+const MaxCreated = 4096
+
+// CreatedPaths is rollback.started's created member: Paths relative to
+// the top of the tree, every repository's, in the order the rollback
+// writes them, with "paths_bytes" beside them when one is not valid UTF-8
+// (plumbing.MarshalPathsBytes). An empty list is a rollback that created
+// no such file.
+type CreatedPaths struct {
+	Paths []string `json:"paths"`
+}
+
+// MarshalJSON writes the shape above.
+func (c CreatedPaths) MarshalJSON() ([]byte, error) {
+	type plain CreatedPaths
+	if c.Paths == nil {
+		c.Paths = []string{}
+	}
+	return plumbing.MarshalPathsBytes(plain(c), c.Paths)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *CreatedPaths) UnmarshalJSON(b []byte) error {
+	type plain CreatedPaths
+	return plumbing.UnmarshalPathsBytes(b, (*plain)(c), func(v *plain) *[]string { return &v.Paths })
+}
+
+// CreatedList decodes Created: the paths, and false when the record
+// lists none (a rollback before it was logged, or one over MaxCreated),
+// so the undo cannot tell which ignored files the rollback created.
+func (r RollbackStarted) CreatedList() ([]string, bool, error) {
+	if len(r.Created) == 0 {
+		return nil, false, nil
+	}
+	var c CreatedPaths
+	if err := json.Unmarshal(r.Created, &c); err != nil {
+		return nil, false, err
+	}
+	return c.Paths, true, nil
+}
+
+// EncodeCreated is the Created member for paths: nil (left out) when
+// there are more than MaxCreated.
+func EncodeCreated(paths []string) (json.RawMessage, error) {
+	if len(paths) > MaxCreated {
+		return nil, nil
+	}
+	return json.Marshal(CreatedPaths{Paths: paths})
 }
 
 // PermList decodes Perms (nil when there are none).

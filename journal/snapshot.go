@@ -56,8 +56,9 @@ const (
 	// (Capture.At, ThroughTurn); 6, the checksum is CRC-32 (IEEE), not
 	// CRC-32C: the tables CRC-32C's SSE4.2 code needs cost every process
 	// about 0.28 ms to build at its start (issue 16, the hook turn's
-	// profile), IEEE's a small fraction of that.
-	snapshotVersion = 6
+	// profile), IEEE's a small fraction of that; 7, rollback.started's
+	// created.
+	snapshotVersion = 7
 )
 
 // defaultSnapshotEvery is how many records a Load may replay past the
@@ -283,6 +284,8 @@ func encodeAgent(b []byte, a *Agent) []byte {
 		b = appendStrMap(b, r.Indexes)
 		b = appendLen(b, r.Perms == nil, len(r.Perms))
 		b = append(b, r.Perms...)
+		b = appendLen(b, r.Created == nil, len(r.Created))
+		b = append(b, r.Created...)
 	}
 	// OpenRollback is always the last started one (Replay points it at
 	// it, and only a rollback.ended clears it).
@@ -658,6 +661,10 @@ func (d *decoder) agent(id string) *Agent {
 			}
 			if m := d.len(); m >= 0 {
 				r.Perms = []byte(d.s[d.i : d.i+m])
+				d.i += m
+			}
+			if m := d.len(); m >= 0 {
+				r.Created = []byte(d.s[d.i : d.i+m])
 				d.i += m
 			}
 		}

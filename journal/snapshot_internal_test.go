@@ -117,8 +117,15 @@ func RichEntries(rng *rand.Rand, ag string, k, n int) []Entry {
 			if rng.Intn(2) == 0 {
 				perms, _ = EncodePerms([]PathPerm{{Path: str("f"), Perm: "0600"}})
 			}
+			var created json.RawMessage
+			switch rng.Intn(3) {
+			case 0:
+				created, _ = EncodeCreated(strs("c"))
+			case 1:
+				created, _ = EncodeCreated(nil)
+			}
 			es = append(es, Entry{Type: TypeRollbackStarted, Body: RollbackStarted{Agent: ag, Checkpoint: id, Safety: str("k"), Restore: str("r"),
-				Plan: str("p"), Path: str(tree), Perms: perms, Index: str("i"), Indexes: strMap("sub")}})
+				Plan: str("p"), Path: str(tree), Perms: perms, Index: str("i"), Indexes: strMap("sub"), Created: created}})
 		case 10:
 			es = append(es, Entry{Type: TypeRollbackEnded, Body: RollbackEnded{Agent: ag, Checkpoint: id, Safety: str("k"), Restore: str("r"),
 				OK: rng.Intn(2) == 0, Code: str("c"), After: str("k"), Drops: strs("t"), Path: str(tree), Rescued: str("r")}})
@@ -295,6 +302,7 @@ RollbackEnded.Restore string
 RollbackEnded.Safety string
 RollbackStarted.Agent string
 RollbackStarted.Checkpoint string
+RollbackStarted.Created json.RawMessage
 RollbackStarted.Index string
 RollbackStarted.Indexes map[string]string
 RollbackStarted.Path string

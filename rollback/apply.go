@@ -97,6 +97,11 @@ func (p *plan) apply(ctx context.Context) (*Result, error) {
 	}
 	started := journal.RollbackStarted{Agent: a.ID, Checkpoint: p.target.ID(), Safety: res.Safety, Restore: res.Restore, Plan: p.digest, Path: t.Path(), Perms: perms,
 		Index: string(indexTree), Indexes: indexTrees}
+	if created, ok := createdIgnored(ctx, plans, &safety.Checkpoint); ok {
+		if started.Created, err = journal.EncodeCreated(created); err != nil {
+			return nil, notStarted(err, "encoding rollback.started")
+		}
+	}
 	if _, err := t.Log.Append(journal.Entry{Type: journal.TypeRollbackStarted, Body: started}); err != nil {
 		return nil, notStarted(err, "logging rollback.started")
 	}
@@ -595,6 +600,42 @@ func rewindFails() bool {
 // all is the top's plan and its submodules' plans, in repos order.
 func (p *plan) all() []*plan {
 	return append([]*plan{p}, p.subs...)
+}
+
+// createdIgnored is what rollback.started logs as created: the files the
+// plans write where S holds nothing (T's entry is new) and S's own ignore
+// rules ignore the path, asked of git as the undo's plan will ask
+// (plumbing.Repo.IgnoredAt on S's commit), top-relative. Nothing can
+// have been there: the plan leaves a write where the tree holds anything
+// S does not (ignored_in_the_way). ok is false when a repository's
+// answer could not be had: the record then lists none, and the undo
+// keeps them all, as it did before they were logged.
+func createdIgnored(ctx context.Context, ps []*plan, safety *journal.Checkpoint) (created []string, ok bool) {
+	for _, q := range ps {
+		var news []string
+		for _, c := range q.writes {
+			if c.SrcMode == "000000" && c.DstMode != "160000" {
+				news = append(news, c.Path)
+			}
+		}
+		if len(news) == 0 {
+			continue
+		}
+		rs := safety.RepoEntry(q.repoName())
+		if rs == nil {
+			return nil, false
+		}
+		ignored, err := q.tree.Repo.IgnoredAt(ctx, plumbing.OID(rs.Commit), news)
+		if err != nil {
+			return nil, false
+		}
+		for _, path := range news {
+			if ignored[path] {
+				created = append(created, q.prefix()+path)
+			}
+		}
+	}
+	return created, true
 }
 
 // prefixed is ps with each path made relative to the top (prefix is the

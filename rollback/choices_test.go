@@ -209,6 +209,112 @@ func TestUntrackedEnvKeptAfterReset(t *testing.T) {
 	}
 }
 
+// TestUndoDeletesWhatItsRollbackCreated: a turn adds build/ to
+// .gitignore and deletes the tracked build/out.txt. The rollback to
+// before the turn brings both back, and logs build/out.txt in
+// rollback.started's created (its S's rules ignore it, and nothing was
+// there). Its undo, whose target is that S, deletes the file although
+// the target's rules ignore it: the tree is exactly as before the
+// rollback. Before, the undo kept it as ignored_at_target.
+func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	r.Write(".gitignore", "*.tmp\n")
+	r.Write("build/out.txt", "built\n")
+	r.Write("src.txt", "src\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", "*.tmp\nbuild/\n")
+	if err := os.RemoveAll(r.Path("build")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if got := r.Read("build/out.txt"); got != "built\n" {
+		t.Fatalf("rollback: build/out.txt = %q", got)
+	}
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbs := st.Agents[f.agent].Rollbacks
+	created, ok, err := rbs[len(rbs)-1].CreatedList()
+	if err != nil || !ok || len(created) != 1 || created[0] != "build/out.txt" {
+		t.Fatalf("rollback.started created = %q, %v, %v; want [build/out.txt]", created, ok, err)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if len(undo.Repos[0].Left) != 0 {
+		t.Errorf("undo left %+v", undo.Repos[0].Left)
+	}
+	if fc := fileOf(undo, "build/out.txt"); fc == nil || fc.Change != "delete" {
+		t.Errorf("undo: build/out.txt %+v", fc)
+	}
+	if _, err := os.Lstat(r.Path("build")); !os.IsNotExist(err) {
+		t.Errorf("undo: build is still there (%v)", err)
+	}
+	if got := r.Read(".gitignore"); got != "*.tmp\nbuild/\n" {
+		t.Errorf("undo: .gitignore = %q", got)
+	}
+	if undo.Exact == nil || !*undo.Exact {
+		t.Errorf("undo: exact is false")
+	}
+}
+
+// TestUndoKeepsIgnoredFileItsRollbackLeft: .env was committed by mistake
+// and then ignored and untracked (`git rm --cached`, committed), so the
+// safety checkpoint S of a rollback to before that cannot record it. The
+// rollback moves HEAD back to the commit that tracks .env, and leaves
+// the file as it is (ignored_in_the_way): it did not create it, so its
+// created list is empty. Its undo, whose target S ignores .env, keeps it
+// (ignored_at_target), bytes and bits, though the index the rollback
+// reset tracks it.
+func TestUndoKeepsIgnoredFileItsRollbackLeft(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	r := f.r
+	r.Write("app.txt", "x\n")
+	write(t, r.Dir, ".env", []byte("SECRET=1\n"), 0o600)
+	r.Git("add", "app.txt", ".env")
+	r.Git("commit", "-q", "-m", "init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", ".env\n")
+	r.Git("add", ".gitignore")
+	r.Git("rm", "-q", "--cached", ".env")
+	r.Write("app.txt", "y\n")
+	r.Git("add", "app.txt")
+	r.Git("commit", "-q", "-m", "untrack .env")
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if !res.Repos[0].Head.Moves {
+		t.Fatalf("scenario: the rollback does not move HEAD")
+	}
+	if fileOf(res, ".env") != nil {
+		t.Fatalf("scenario: the rollback writes .env: %+v", res.Repos[0].Files)
+	}
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbs := st.Agents[f.agent].Rollbacks
+	if created, ok, err := rbs[len(rbs)-1].CreatedList(); err != nil || !ok || len(created) != 0 {
+		t.Fatalf("rollback.started created = %q, %v, %v; want none", created, ok, err)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if fileOf(undo, ".env") != nil {
+		t.Errorf("undo: .env in files %+v", undo.Repos[0].Files)
+	}
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Errorf("undo: .env = %q", got)
+	}
+	if st, err := os.Lstat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("undo: .env mode: %v %v", st, err)
+	}
+	if got := r.Read("app.txt"); got != "y\n" {
+		t.Errorf("undo: app.txt = %q", got)
+	}
+}
+
 // TestConvertedWrites: a written file whose bytes on disk are not its
 // blob's (an eol conversion) is listed in repos[].converted and makes the
 // result not exact; the rollback itself succeeds.

@@ -940,9 +940,13 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 	if err != nil {
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "check-ignore"}, "reading the target's ignore rules")
 	}
+	// Unless T is the safety checkpoint of a rollback that created the
+	// file (rollback.started's created): nothing was there when T was
+	// taken, so the undo deletes it as any other file its rollback wrote.
+	created := p.createdByUndone()
 	kept := cands[:0]
 	for _, c := range cands {
-		if ignoredAtT[c.Path] {
+		if ignoredAtT[c.Path] && !created[p.prefix()+c.Path] {
 			addLeft(Left{Path: c.Path, Reason: "ignored_at_target"})
 			p.ignoredAtT = append(p.ignoredAtT, c.Path)
 			continue
@@ -1182,6 +1186,26 @@ func (p *plan) undone() *journal.RollbackStarted {
 		}
 	}
 	return nil
+}
+
+// createdByUndone is, in the undo of a rollback (p.undone), the files
+// that rollback created at paths its S's ignore rules ignore
+// (rollback.started's created), top-relative; nil when it is no undo or
+// the record lists none.
+func (p *plan) createdByUndone() map[string]bool {
+	rs := p.undone()
+	if rs == nil {
+		return nil
+	}
+	paths, ok, err := rs.CreatedList()
+	if !ok || err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(paths))
+	for _, path := range paths {
+		m[path] = true
+	}
+	return m
 }
 
 // narrow returns the members of paths (relative to p's repository, in

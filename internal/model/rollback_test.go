@@ -293,7 +293,9 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 	for _, x := range cands {
 		if _, inT := c.tree[x]; !inT {
 			// Not where T holds an entry above x: nothing could be at x in T.
-			if tRules.matches(x) && !heldAbove(c.tree, x) {
+			// Unless c is the safety checkpoint of a rollback that
+			// created x (rollback.started's created).
+			if tRules.matches(x) && !heldAbove(c.tree, x) && !s.rbCreated[c.id][x] {
 				p.left[x] = "ignored_at_target"
 				continue
 			}
@@ -1016,6 +1018,15 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	if sc.tree == nil {
 		s.fatalf("no safety checkpoint")
 	}
+	sRules := s.rulesOf(pred.S.Tree)
+	for p, f := range pred.files {
+		if _, inS := pred.S.Tree[p]; f.Change == "create" && !inS && sRules.matches(p) {
+			if s.rbCreated[sc.id] == nil {
+				s.rbCreated[sc.id] = map[string]bool{}
+			}
+			s.rbCreated[sc.id][p] = true
+		}
+	}
 	if s.sub != nil {
 		s.checkSubCheckpoint(sc, pred.sub.S, "") // S of the submodule too (invariant 2)
 	}
@@ -1116,9 +1127,12 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 			orig.Files[p] = f
 		}
 		// Files the undo may leave: what its plan left, and files the
-		// first rollback wrote that the rules now ignore.
+		// first rollback wrote that the rules now ignore, but for those
+		// it created where S's rules ignored them (its log's created):
+		// the undo deletes them.
+		created := s.rbCreated[s.lastRB.safety]
 		for p := range after.Files {
-			if _, ok := orig.Files[p]; !ok && (rs.matches(p) || underAny(p, leftNow)) {
+			if _, ok := orig.Files[p]; !ok && ((rs.matches(p) && !created[p]) || underAny(p, leftNow)) {
 				orig.Files[p] = after.Files[p]
 			}
 		}
