@@ -275,15 +275,26 @@ test_expect_success 'BR-47: git venom-rollback killed with SIGKILL takes its git
 		# a person types: git leads its process group.
 		set -m
 		GIT_VENOM_TEST_FAILPOINT=rollback.batch-written:exec \
-		GIT_VENOM_TEST_FAILPOINT_EXEC="while ! test -s \"$OUT/git.pid\"; do sleep 0.01; done; kill -9 \$(cat \"$OUT/git.pid\")" \
+		GIT_VENOM_TEST_FAILPOINT_EXEC="echo \$PPID >\"$OUT/child.pid\"; while ! test -s \"$OUT/git.pid\"; do sleep 0.01; done; kill -9 \$(cat \"$OUT/git.pid\")" \
 		git venom-rollback --agent $AG $K1 --plan $P --json >"$OUT/killed.json" 2>&1 &
 		echo $! >"$OUT/git.pid"
 		wait $!
 		test $? = 137
 	) &&
-	# The child is gone with git: the next command finds the tree
-	# unlocked at once, and closes the rollback as killed (an orphan that
-	# went on would have ended it itself, ok).
+	# The child goes with git: its parent-death signal arrives a moment
+	# after git is gone (longer on a loaded machine, where a command run
+	# at once could still find its lock held), so wait for it, 10 s at
+	# most; gone, or a zombie no one has reaped yet, it holds no lock.
+	test -s "$OUT/child.pid" &&
+	child=$(cat "$OUT/child.pid") &&
+	i=0 &&
+	while st=$(ps -o stat= -p "$child" 2>/dev/null) && test -n "$st" && test "${st#Z}" = "$st" && test $i -lt 500
+	do
+		i=$((i + 1)) && sleep 0.02
+	done &&
+	! { st=$(ps -o stat= -p "$child" 2>/dev/null) && test -n "$st" && test "${st#Z}" = "$st"; } &&
+	# The next command finds the tree unlocked, and closes the rollback as
+	# killed (an orphan that went on would have ended it itself, ok).
 	plan $K1 >"$OUT/next.json" 2>"$OUT/next.err" &&
 	grep "failed.rollback_interrupted" "$OUT/next.err" &&
 	venom_log | jq -c "select(.type == \"rollback.ended\") | {ok, code}" >"$OUT/ended" &&
