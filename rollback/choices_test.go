@@ -261,6 +261,92 @@ func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
 	}
 }
 
+// TestUndoKeepsASaveAtACreatedPath (a break-it pass, 2026-12-06): the
+// rollback of TestUndoDeletesWhatItsRollbackCreated logs build/out.txt
+// as created, but a person saves their own build/out.txt after that
+// record and before the rollback comes to it, which leaves it
+// (changed_during_rollback). Its undo keeps the person's file: it is not
+// as the rollback wrote it (the entry of the rollback's target). Before
+// the check the undo deleted it, classed turn, in a guarded tree.
+func TestUndoKeepsASaveAtACreatedPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	r.Write(".gitignore", "*.tmp\n")
+	r.Write("build/out.txt", "built\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", "*.tmp\nbuild/\n")
+	if err := os.RemoveAll(r.Path("build")); err != nil {
+		t.Fatal(err)
+	}
+	f.take(checkpoint.ReasonTurnEnd)
+	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
+	plan := planOf(t, r, args)
+	p := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec",
+		"GIT_VENOM_TEST_FAILPOINT_EXEC=mkdir -p build && printf 'PERSON DATA\\n' >build/out.txt")
+	res := parseOut(t, p)
+	if p.exit != 0 || res.Safety == "" {
+		t.Fatalf("rollback: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
+	}
+	if got := r.Read("build/out.txt"); got != "PERSON DATA\n" {
+		t.Fatalf("scenario: build/out.txt = %q after the rollback", got)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if fc := fileOf(undo, "build/out.txt"); fc != nil {
+		t.Errorf("undo: build/out.txt in files: %+v", fc)
+	}
+	if l := leftOf(undo, "build/out.txt"); l == nil || l.Reason != "ignored_at_target" {
+		t.Errorf("undo: build/out.txt left %+v", l)
+	}
+	if got := r.Read("build/out.txt"); got != "PERSON DATA\n" {
+		t.Errorf("undo: build/out.txt = %q", got)
+	}
+}
+
+// TestOnlyTheFirstUndoDeletesCreated (a break-it pass, 2026-12-06): a
+// rollback creates .env (its S ignores .env, and nothing was there), and
+// its undo deletes it. The person then writes their own .env, with the
+// very bytes the rollback wrote, and a turn empties .gitignore. A second
+// rollback to the same safety checkpoint keeps the person's .env
+// (ignored_at_target): only the first rollback to it undoes the files
+// its rollback created.
+func TestOnlyTheFirstUndoDeletesCreated(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, true)
+	r := f.r
+	r.Write("app.txt", "x\n")
+	r.Write(".env", "SECRET=1\n")
+	r.Commit("init")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", ".env\n")
+	r.Git("rm", "-q", "--cached", ".env")
+	os.Remove(r.Path(".env"))
+	f.take(checkpoint.ReasonTurnEnd)
+	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Fatalf("rollback: .env = %q", got)
+	}
+	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
+	if fc := fileOf(undo, ".env"); fc == nil || fc.Change != "delete" {
+		t.Fatalf("undo: .env %+v, left %+v", fc, undo.Repos[0].Left)
+	}
+	r.Write(".env", "SECRET=1\n")
+	f.take(checkpoint.ReasonTurnStart)
+	r.Write(".gitignore", "")
+	f.take(checkpoint.ReasonTurnEnd)
+	again := f.mustRollback(res.Safety, rollback.Options{Restore: "files", Outside: "overwrite"})
+	if fc := fileOf(again, ".env"); fc != nil {
+		t.Errorf("second rollback to %s: .env in files: %+v", res.Safety, fc)
+	}
+	if l := leftOf(again, ".env"); l == nil || l.Reason != "ignored_at_target" {
+		t.Errorf("second rollback: .env left %+v", l)
+	}
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Errorf("second rollback: .env = %q", got)
+	}
+}
+
 // TestUndoKeepsIgnoredFileItsRollbackLeft: .env was committed by mistake
 // and then ignored and untracked (`git rm --cached`, committed), so the
 // safety checkpoint S of a rollback to before that cannot record it. The

@@ -941,12 +941,16 @@ func (p *plan) computeRepo(ctx context.Context, o Options) (repo Repo, refused [
 		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "check-ignore"}, "reading the target's ignore rules")
 	}
 	// Unless T is the safety checkpoint of a rollback that created the
-	// file (rollback.started's created): nothing was there when T was
-	// taken, so the undo deletes it as any other file its rollback wrote.
-	created := p.createdByUndone()
+	// file (rollback.started's created) and it is still as that rollback
+	// wrote it: nothing was there when T was taken, so the undo deletes
+	// it as any other file its rollback wrote.
+	created, err := p.createdAsWritten(ctx, cands, ignoredAtT)
+	if err != nil {
+		return Repo{}, nil, rfcerr.Wrap("failed.checkpoint_git", err, map[string]any{"repo": p.repoName(), "reason": "diff-tree"}, "comparing the files a rollback created with what it wrote")
+	}
 	kept := cands[:0]
 	for _, c := range cands {
-		if ignoredAtT[c.Path] && !created[p.prefix()+c.Path] {
+		if ignoredAtT[c.Path] && !created[c.Path] {
 			addLeft(Left{Path: c.Path, Reason: "ignored_at_target"})
 			p.ignoredAtT = append(p.ignoredAtT, c.Path)
 			continue
@@ -1188,24 +1192,59 @@ func (p *plan) undone() *journal.RollbackStarted {
 	return nil
 }
 
-// createdByUndone is, in the undo of a rollback (p.undone), the files
-// that rollback created at paths its S's ignore rules ignore
-// (rollback.started's created), top-relative; nil when it is no undo or
-// the record lists none.
-func (p *plan) createdByUndone() map[string]bool {
+// createdAsWritten is, of the candidates ignoredAtT names, those (paths
+// relative to p's repository) the rollback this plan undoes created
+// (rollback.started's created) and that S holds as it wrote them: the
+// entry of its target, asked of git in one diff-tree of the two trees
+// at those paths. Only in the first rollback to that rollback's safety
+// checkpoint: a later one (after its undo, and turns since) may find a
+// file a person made there since, which it never deletes. None when
+// this is no such undo, the record lists none, or its target is gone.
+func (p *plan) createdAsWritten(ctx context.Context, cands []plumbing.TreeChange, ignoredAtT map[string]bool) (map[string]bool, error) {
 	rs := p.undone()
-	if rs == nil {
-		return nil
+	if rs == nil || len(ignoredAtT) == 0 {
+		return nil, nil
+	}
+	for _, later := range p.agent.Rollbacks {
+		if later.Checkpoint == p.target.ID() && later.Path == rs.Path {
+			return nil, nil // undone already
+		}
 	}
 	paths, ok, err := rs.CreatedList()
 	if !ok || err != nil {
-		return nil
+		return nil, nil
 	}
-	m := make(map[string]bool, len(paths))
+	listed := make(map[string]bool, len(paths))
 	for _, path := range paths {
-		m[path] = true
+		listed[path] = true
 	}
-	return m
+	var args, maybe []string
+	for _, c := range cands {
+		if ignoredAtT[c.Path] && listed[p.prefix()+c.Path] {
+			maybe = append(maybe, c.Path)
+			args = append(args, ":(literal)"+c.Path)
+		}
+	}
+	wrote := p.agent.Checkpoint(rs.Checkpoint)
+	if len(maybe) == 0 || wrote == nil || wrote.Pruned {
+		return nil, nil
+	}
+	re := wrote.Rec.RepoEntry(p.repoName())
+	if re == nil {
+		return nil, nil
+	}
+	differ, err := p.tree.Repo.DiffTreesIn(ctx, treeOf(point{commit: re.Commit, tree: re.Tree}), string(p.snap.Tree), &plumbing.Pathspec{Args: args})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(maybe))
+	for _, path := range maybe {
+		out[path] = true
+	}
+	for _, c := range differ {
+		delete(out, c.Path)
+	}
+	return out, nil
 }
 
 // narrow returns the members of paths (relative to p's repository, in

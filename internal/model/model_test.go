@@ -218,11 +218,14 @@ type seq struct {
 	// HEAD found: what its undo gives back.
 	rbIndex map[string]index
 	// rbCreated is, by safety checkpoint, the files a rollback created
-	// where its S held nothing and S's rules ignore the path: its undo
-	// deletes them although its target ignores them.
-	rbCreated map[string]map[string]bool
-	opsSince  int    // file operations since the last rollback
-	lastErr   string // the message of the last rollback error
+	// where its S held nothing and S's rules ignore the path, with the
+	// entry it wrote: the first rollback to that checkpoint (its undo)
+	// deletes those still so although its target ignores them.
+	rbCreated map[string]treeMap
+	// rbTargeted are the checkpoints a rollback has gone back to.
+	rbTargeted map[string]bool
+	opsSince   int    // file operations since the last rollback
+	lastErr    string // the message of the last rollback error
 
 	indexPath, stashLogPath string // the user's index and the stash's reflog
 
@@ -268,7 +271,7 @@ type lastRollback struct {
 
 func newSeq(t *testing.T, seed int64, nonUTF8 bool) *seq {
 	s := &seq{t: t, seed: seed, rng: rand.New(rand.NewSource(seed)), nonUTF8: nonUTF8, ctx: context.Background(),
-		cps: map[string]*cpModel{}, dropped: map[string]bool{}, rbIndex: map[string]index{}, rbCreated: map[string]map[string]bool{}, keep: 100}
+		cps: map[string]*cpModel{}, dropped: map[string]bool{}, rbIndex: map[string]index{}, rbCreated: map[string]treeMap{}, rbTargeted: map[string]bool{}, keep: 100}
 	s.agent = []string{"a1", "agent-x", "default"}[s.rng.Intn(3)]
 	switch n := s.rng.Intn(10); {
 	case n < 5:

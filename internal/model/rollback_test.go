@@ -295,7 +295,7 @@ func (s *seq) predict(c *cpModel, o rollback.Options) *prediction {
 			// Not where T holds an entry above x: nothing could be at x in T.
 			// Unless c is the safety checkpoint of a rollback that
 			// created x (rollback.started's created).
-			if tRules.matches(x) && !heldAbove(c.tree, x) && !s.rbCreated[c.id][x] {
+			if tRules.matches(x) && !heldAbove(c.tree, x) && !s.createdAsWritten(c, x, exp.Tree) {
 				p.left[x] = "ignored_at_target"
 				continue
 			}
@@ -378,6 +378,15 @@ func (s *seq) rulesOf(t treeMap) rules {
 }
 
 func (s *seq) blob(oid string) string { return s.git("cat-file", "blob", oid) }
+
+// createdAsWritten reports whether x is a file the rollback whose safety
+// checkpoint is c created where c's rules ignore it (rbCreated), S (sTree)
+// still holds it as that rollback wrote it, and no rollback has gone back
+// to c before: the undo deletes it (rollback.go createdAsWritten).
+func (s *seq) createdAsWritten(c *cpModel, x string, sTree treeMap) bool {
+	e, ok := s.rbCreated[c.id][x]
+	return ok && !s.rbTargeted[c.id] && sTree[x] == e
+}
 
 // heldAbove reports whether t holds an entry at a directory above x.
 func heldAbove(t treeMap, x string) bool {
@@ -1022,9 +1031,9 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 	for p, f := range pred.files {
 		if _, inS := pred.S.Tree[p]; f.Change == "create" && !inS && sRules.matches(p) {
 			if s.rbCreated[sc.id] == nil {
-				s.rbCreated[sc.id] = map[string]bool{}
+				s.rbCreated[sc.id] = treeMap{}
 			}
-			s.rbCreated[sc.id][p] = true
+			s.rbCreated[sc.id][p] = c.tree[p]
 		}
 	}
 	if s.sub != nil {
@@ -1130,9 +1139,8 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 		// first rollback wrote that the rules now ignore, but for those
 		// it created where S's rules ignored them (its log's created):
 		// the undo deletes them.
-		created := s.rbCreated[s.lastRB.safety]
 		for p := range after.Files {
-			if _, ok := orig.Files[p]; !ok && ((rs.matches(p) && !created[p]) || underAny(p, leftNow)) {
+			if _, ok := orig.Files[p]; !ok && ((rs.matches(p) && pred.files[p].Change != "delete") || underAny(p, leftNow)) {
 				orig.Files[p] = after.Files[p]
 			}
 		}
@@ -1176,6 +1184,7 @@ func (s *seq) apply(c *cpModel, o rollback.Options, pred *prediction, plan *roll
 			}
 		}
 	}
+	s.rbTargeted[c.id] = true
 	s.lastRB = &lastRollback{safety: res.Safety, before: pred.before, head: before.head, guarded: s.isGuarded()}
 	if s.sub != nil {
 		s.lastRB.subBefore = pred.sub.S
