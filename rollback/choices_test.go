@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/venom-org/git-venom/checkpoint"
+	"github.com/venom-org/git-venom/internal/gittest"
 	"github.com/venom-org/git-venom/rollback"
 )
 
@@ -209,15 +210,10 @@ func TestUntrackedEnvKeptAfterReset(t *testing.T) {
 	}
 }
 
-// TestUndoDeletesWhatItsRollbackCreated: a turn adds build/ to
-// .gitignore and deletes the tracked build/out.txt. The rollback to
-// before the turn brings both back, and logs build/out.txt in
-// rollback.started's created (its S's rules ignore it, and nothing was
-// there). Its undo, whose target is that S, deletes the file although
-// the target's rules ignore it: the tree is exactly as before the
-// rollback. Before, the undo kept it as ignored_at_target.
-func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
-	t.Parallel()
+// ignoredBuildTurn is a guarded fixture whose turn (k1 to k2) adds
+// build/ to .gitignore and deletes the tracked build/out.txt.
+func ignoredBuildTurn(t *testing.T) (*fixture, *gittest.Repo) {
+	t.Helper()
 	f := newFixture(t, true)
 	r := f.r
 	r.Write(".gitignore", "*.tmp\n")
@@ -230,17 +226,38 @@ func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.take(checkpoint.ReasonTurnEnd)
+	return f, r
+}
+
+// lastCreated is the created list of the agent's last rollback.started.
+func (f *fixture) lastCreated() ([]string, bool, error) {
+	f.t.Helper()
+	st, err := f.tree().Log.Load()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rbs := st.Agents[f.agent].Rollbacks
+	if len(rbs) == 0 {
+		f.t.Fatal("no rollback.started")
+	}
+	return rbs[len(rbs)-1].CreatedList()
+}
+
+// TestUndoDeletesWhatItsRollbackCreated: a turn adds build/ to
+// .gitignore and deletes the tracked build/out.txt. The rollback to
+// before the turn brings both back, and logs build/out.txt in
+// rollback.started's created (its S's rules ignore it, and nothing was
+// there). Its undo, whose target is that S, deletes the file although
+// the target's rules ignore it: the tree is exactly as before the
+// rollback. Before, the undo kept it as ignored_at_target.
+func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
+	t.Parallel()
+	f, r := ignoredBuildTurn(t)
 	res := f.mustRollback("k1", rollback.Options{Restore: "files"})
 	if got := r.Read("build/out.txt"); got != "built\n" {
 		t.Fatalf("rollback: build/out.txt = %q", got)
 	}
-	st, err := f.tree().Log.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbs := st.Agents[f.agent].Rollbacks
-	created, ok, err := rbs[len(rbs)-1].CreatedList()
-	if err != nil || !ok || len(created) != 1 || created[0] != "build/out.txt" {
+	if created, ok, err := f.lastCreated(); err != nil || !ok || len(created) != 1 || created[0] != "build/out.txt" {
 		t.Fatalf("rollback.started created = %q, %v, %v; want [build/out.txt]", created, ok, err)
 	}
 	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
@@ -270,17 +287,7 @@ func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
 // the check the undo deleted it, classed turn, in a guarded tree.
 func TestUndoKeepsASaveAtACreatedPath(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, true)
-	r := f.r
-	r.Write(".gitignore", "*.tmp\n")
-	r.Write("build/out.txt", "built\n")
-	r.Commit("init")
-	f.take(checkpoint.ReasonTurnStart)
-	r.Write(".gitignore", "*.tmp\nbuild/\n")
-	if err := os.RemoveAll(r.Path("build")); err != nil {
-		t.Fatal(err)
-	}
-	f.take(checkpoint.ReasonTurnEnd)
+	f, r := ignoredBuildTurn(t)
 	args := []string{"--agent", f.agent, "k1", "--restore", "files", "--json"}
 	plan := planOf(t, r, args)
 	p := realCall(t, r, args, plan.Plan, "GIT_VENOM_TEST_FAILPOINT=rollback.started:exec",
@@ -378,12 +385,7 @@ func TestUndoKeepsIgnoredFileItsRollbackLeft(t *testing.T) {
 	if fileOf(res, ".env") != nil {
 		t.Fatalf("scenario: the rollback writes .env: %+v", res.Repos[0].Files)
 	}
-	st, err := f.tree().Log.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rbs := st.Agents[f.agent].Rollbacks
-	if created, ok, err := rbs[len(rbs)-1].CreatedList(); err != nil || !ok || len(created) != 0 {
+	if created, ok, err := f.lastCreated(); err != nil || !ok || len(created) != 0 {
 		t.Fatalf("rollback.started created = %q, %v, %v; want none", created, ok, err)
 	}
 	undo := f.mustRollback(res.Safety, rollback.Options{Restore: "files"})
