@@ -192,9 +192,9 @@ type RollbackStarted struct {
 	// Created is the files the rollback writes where its S holds nothing
 	// and S's own ignore rules ignore the path (CreatedPaths), encoded;
 	// left out by a rollback that logged none (before it was logged, or
-	// with more than MaxCreated). The undo, a rollback to Safety, deletes
-	// them although its target ignores them (ignored_at_target): nothing
-	// was there before this rollback wrote them.
+	// with more than MaxCreated). The first rollback to Safety (the undo)
+	// deletes those still as this rollback wrote them, although its
+	// target ignores them (ignored_at_target): nothing was there before.
 	Created json.RawMessage `json:"created,omitempty"`
 }
 
