@@ -10,6 +10,21 @@ import (
 	"github.com/venom-org/git-venom/rollback"
 )
 
+// envIntact fails t unless .env holds "SECRET=1\n" with bits 0600, the
+// .env the tests below start with; what prefixes the messages.
+func envIntact(t *testing.T, r *gittest.Repo, what string) {
+	t.Helper()
+	if got := r.Read(".env"); got != "SECRET=1\n" {
+		t.Errorf("%s.env = %q", what, got)
+	}
+	if st, err := os.Lstat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("%s.env mode: %v %v", what, st, err)
+	}
+}
+
+// exact reports whether a result says exact: true.
+func exact(res *rollback.Result) bool { return res.Exact != nil && *res.Exact }
+
 // leftOf finds path in a result's left; nil when absent.
 func leftOf(res *rollback.Result, path string) *rollback.Left {
 	for i, l := range res.Repos[0].Left {
@@ -104,19 +119,14 @@ func TestIgnoredAtTarget(t *testing.T) {
 			t.Errorf("%s: left %+v", p, l)
 		}
 	}
-	if got := r.Read(".env"); got != "SECRET=1\n" {
-		t.Errorf(".env = %q", got)
-	}
-	if st, err := os.Stat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf(".env mode: %v %v", st, err)
-	}
+	envIntact(t, r, "")
 	if got := r.Read("logs/run.log"); got != "log\n" {
 		t.Errorf("logs/run.log = %q", got)
 	}
 	if got := r.Read(".gitignore"); got != ".env\nlogs/\n" {
 		t.Errorf(".gitignore = %q", got)
 	}
-	if res.Exact == nil || !*res.Exact {
+	if !exact(res) {
 		t.Errorf("exact is false")
 	}
 }
@@ -163,7 +173,7 @@ func TestIgnoredBelowTargetFile(t *testing.T) {
 	if got := r.Read("logs"); got != "my notes\n" {
 		t.Errorf("undo: logs = %q", got)
 	}
-	if undo.Exact == nil || !*undo.Exact {
+	if !exact(undo) {
 		t.Errorf("undo: exact is false")
 	}
 }
@@ -199,12 +209,7 @@ func TestUntrackedEnvKeptAfterReset(t *testing.T) {
 	if l := leftOf(res, ".env"); l == nil || l.Reason != "ignored_at_target" || fileOf(res, ".env") != nil {
 		t.Errorf(".env: left %+v, files %+v", l, res.Repos[0].Files)
 	}
-	if got := r.Read(".env"); got != "SECRET=1\n" {
-		t.Errorf(".env = %q", got)
-	}
-	if st, err := os.Lstat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf(".env mode: %v %v", st, err)
-	}
+	envIntact(t, r, "")
 	if got := r.Read("app.txt"); got != "x\n" {
 		t.Errorf("app.txt = %q", got)
 	}
@@ -273,7 +278,7 @@ func TestUndoDeletesWhatItsRollbackCreated(t *testing.T) {
 	if got := r.Read(".gitignore"); got != "*.tmp\nbuild/\n" {
 		t.Errorf("undo: .gitignore = %q", got)
 	}
-	if undo.Exact == nil || !*undo.Exact {
+	if !exact(undo) {
 		t.Errorf("undo: exact is false")
 	}
 }
@@ -392,12 +397,7 @@ func TestUndoKeepsIgnoredFileItsRollbackLeft(t *testing.T) {
 	if fileOf(undo, ".env") != nil {
 		t.Errorf("undo: .env in files %+v", undo.Repos[0].Files)
 	}
-	if got := r.Read(".env"); got != "SECRET=1\n" {
-		t.Errorf("undo: .env = %q", got)
-	}
-	if st, err := os.Lstat(r.Path(".env")); err != nil || st.Mode().Perm() != 0o600 {
-		t.Errorf("undo: .env mode: %v %v", st, err)
-	}
+	envIntact(t, r, "undo: ")
 	if got := r.Read("app.txt"); got != "y\n" {
 		t.Errorf("undo: app.txt = %q", got)
 	}

@@ -1218,15 +1218,16 @@ func (p *plan) createdAsWritten(ctx context.Context, cands []plumbing.TreeChange
 	for _, path := range paths {
 		listed[path] = true
 	}
-	var args, maybe []string
+	out := map[string]bool{}
+	var args []string
 	for _, c := range cands {
 		if ignoredAtT[c.Path] && listed[p.prefix()+c.Path] {
-			maybe = append(maybe, c.Path)
+			out[c.Path] = true
 			args = append(args, ":(literal)"+c.Path)
 		}
 	}
 	wrote := p.agent.Checkpoint(rs.Checkpoint)
-	if len(maybe) == 0 || wrote == nil || wrote.Pruned {
+	if len(out) == 0 || wrote == nil || wrote.Pruned {
 		return nil, nil
 	}
 	re := wrote.Rec.RepoEntry(p.repoName())
@@ -1236,10 +1237,6 @@ func (p *plan) createdAsWritten(ctx context.Context, cands []plumbing.TreeChange
 	differ, err := p.tree.Repo.DiffTreesIn(ctx, treeOf(point{commit: re.Commit, tree: re.Tree}), string(p.snap.Tree), &plumbing.Pathspec{Args: args})
 	if err != nil {
 		return nil, err
-	}
-	out := make(map[string]bool, len(maybe))
-	for _, path := range maybe {
-		out[path] = true
 	}
 	for _, c := range differ {
 		delete(out, c.Path)
