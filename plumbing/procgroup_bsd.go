@@ -16,6 +16,10 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
+// termOnParentDeath does nothing: with no parent-death signal, git
+// finishes its write and removes its own lock (Options.GitDirOnly).
+func termOnParentDeath(*exec.Cmd) {}
+
 // startChild starts cmd.
 func startChild(cmd *exec.Cmd) error { return cmd.Start() }
 

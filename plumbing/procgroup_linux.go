@@ -19,6 +19,12 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// termOnParentDeath makes SIGTERM cmd's parent-death signal (after bound):
+// git's handler for it removes the lock files it holds (tempfile.c) and
+// then dies of it, where SIGKILL leaves index.lock or a ref's lock behind
+// for every later git command to refuse (Options.GitDirOnly).
+func termOnParentDeath(cmd *exec.Cmd) { cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM }
+
 // The parent-death signal is tied to the OS thread that forked the
 // child, not to the process: the kernel sends it when that thread
 // exits. Go's runtime ends a thread only when a goroutine locked to it

@@ -15,6 +15,9 @@ func bound(cmd *exec.Cmd) { cmd.WaitDelay = 2 * time.Second }
 // Bound is bound for a child that is not git (see procgroup_unix.go).
 func Bound(cmd *exec.Cmd) { bound(cmd) }
 
+// termOnParentDeath does nothing (procgroup_linux.go).
+func termOnParentDeath(*exec.Cmd) {}
+
 // run runs cmd.
 func run(cmd *exec.Cmd) error { return cmd.Run() }
 

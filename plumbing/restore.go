@@ -420,13 +420,14 @@ func (r *Repo) RemoteRefsContaining(ctx context.Context, commit OID) ([]string, 
 
 // MoveHead moves the branch HEAD is on (or HEAD itself when detached, with
 // --no-deref) from old to new, failing if it no longer holds old (RFC 7.5's
-// compare-and-swap).
+// compare-and-swap). Its git is GitDirOnly: killed with its parent, it
+// removes the ref's lock.
 func (r *Repo) MoveHead(ctx context.Context, branch string, newOID, oldOID OID, reason string) error {
 	if branch != "" {
-		_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, "refs/heads/"+branch, string(newOID), string(oldOID))
+		_, err := r.Run(ctx, Options{GitDirOnly: true}, "update-ref", "-m", reason, "refs/heads/"+branch, string(newOID), string(oldOID))
 		return err
 	}
-	_, err := r.Run(ctx, Options{}, "update-ref", "--no-deref", "-m", reason, "HEAD", string(newOID), string(oldOID))
+	_, err := r.Run(ctx, Options{GitDirOnly: true}, "update-ref", "--no-deref", "-m", reason, "HEAD", string(newOID), string(oldOID))
 	return err
 }
 
@@ -507,7 +508,8 @@ func (r *Repo) IndexTree(ctx context.Context) (OID, error) {
 // that moved HEAD, the tree of the index that rollback found, IndexTree),
 // the skip-worktree and assume-unchanged bits put back on the paths that
 // had them (a sparse checkout stays sparse), then a quiet refresh so
-// unchanged files show clean.
+// unchanged files show clean. Each git that writes the index is
+// GitDirOnly: killed with its parent, it removes index.lock.
 func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 	// A plain read-tree drops every entry's skip-worktree and
 	// assume-unchanged bits: a sparse checkout would then see each file
@@ -530,7 +532,7 @@ func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 			assume = append(assume, e.Path)
 		}
 	}
-	if _, err := r.Run(ctx, Options{}, "read-tree", string(treeish)); err != nil {
+	if _, err := r.Run(ctx, Options{GitDirOnly: true}, "read-tree", string(treeish)); err != nil {
 		return fmt.Errorf("resetting the index to %s: %w", treeish, err)
 	}
 	if len(skip)+len(assume) > 0 {
@@ -555,12 +557,12 @@ func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 			if len(keep) == 0 {
 				continue
 			}
-			if _, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(keep))}, "update-index", "-z", set.flag, "--stdin"); err != nil {
+			if _, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(keep)), GitDirOnly: true}, "update-index", "-z", set.flag, "--stdin"); err != nil {
 				return fmt.Errorf("keeping %s bits: %w", set.flag, err)
 			}
 		}
 	}
-	if _, err := r.Run(ctx, Options{}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
+	if _, err := r.Run(ctx, Options{GitDirOnly: true}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
 		return fmt.Errorf("refreshing the index: %w", err)
 	}
 	return nil

@@ -193,6 +193,15 @@ type Options struct {
 	NoIndex bool
 	Stdout  io.Writer // stream stdout here instead of returning it
 	Stderr  io.Writer // also copy stderr here (it is kept for errors either way)
+	// GitDirOnly marks a command that writes only in the git directory,
+	// behind git's lock files (the user's index, HEAD's branch): where
+	// the system has a parent-death signal (Linux) it is SIGTERM for this
+	// child, not SIGKILL, so that git removes its lock file as it dies
+	// and a rollback killed while it runs leaves no stale index.lock or
+	// ref lock that would stop the way back (termOnParentDeath). A
+	// command that writes the work tree never takes it: SIGTERM can be
+	// ignored where this process was started with it ignored.
+	GitDirOnly bool
 }
 
 // scrubbed lists variables never inherited by a git child. They are the ones
@@ -506,6 +515,9 @@ func (r *Repo) run(ctx context.Context, o Options, args ...string) ([]byte, erro
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, r.Git, full...)
 	bound(cmd)
+	if o.GitDirOnly {
+		termOnParentDeath(cmd)
+	}
 	cmd.Dir = r.WorkTree
 	if o.Dir != "" {
 		cmd.Dir = o.Dir
