@@ -157,7 +157,7 @@ func (t *Tree) deleteRefs(ctx context.Context, agent string, saved []*journal.Sa
 		if in.Len() == 0 {
 			continue
 		}
-		if _, err := g.Run(ctx, plumbing.Options{Stdin: &in}, "update-ref", "--stdin"); err != nil {
+		if _, err := g.Run(ctx, plumbing.Options{Stdin: &in, GitDirOnly: true}, "update-ref", "--stdin"); err != nil {
 			return &refsError{repo, "update-ref", err}
 		}
 	}

@@ -210,7 +210,7 @@ func undoRefs(ctx context.Context, made []refSet, why string) error {
 	ctx = context.WithoutCancel(ctx)
 	var first error
 	for _, m := range made {
-		if _, err := m.git.Run(ctx, plumbing.Options{NoWorkTree: true}, "update-ref", "-m", why, "-d", m.ref, string(m.commit)); err != nil && first == nil {
+		if _, err := m.git.Run(ctx, plumbing.Options{NoWorkTree: true, GitDirOnly: true}, "update-ref", "-m", why, "-d", m.ref, string(m.commit)); err != nil && first == nil {
 			first = err
 		}
 	}

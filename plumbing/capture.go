@@ -1541,21 +1541,22 @@ func (r *Repo) CommitTree(ctx context.Context, tree, parent OID, msg string, mor
 }
 
 // CreateRef creates ref at oid; it fails if the ref exists (the empty old
-// value of RFC 4.1 step 6).
+// value of RFC 4.1 step 6). Its git is GitDirOnly, as UpdateRef's.
 func (r *Repo) CreateRef(ctx context.Context, ref string, oid OID, reason string) error {
-	_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, ref, string(oid), "")
+	_, err := r.Run(ctx, Options{GitDirOnly: true}, "update-ref", "-m", reason, ref, string(oid), "")
 	return err
 }
 
 // UpdateRef moves ref from old to oid, as a compare-and-swap (`git
 // update-ref <ref> <oid> <old>`); with oid "" it deletes ref if it still
-// names old. It fails if ref does not name old.
+// names old. It fails if ref does not name old. Its git is GitDirOnly:
+// killed with its parent, it removes the ref's lock.
 func (r *Repo) UpdateRef(ctx context.Context, ref string, oid, old OID, reason string) error {
 	if oid == "" {
-		_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, "-d", ref, string(old))
+		_, err := r.Run(ctx, Options{GitDirOnly: true}, "update-ref", "-m", reason, "-d", ref, string(old))
 		return err
 	}
-	_, err := r.Run(ctx, Options{}, "update-ref", "-m", reason, ref, string(oid), string(old))
+	_, err := r.Run(ctx, Options{GitDirOnly: true}, "update-ref", "-m", reason, ref, string(oid), string(old))
 	return err
 }
 
