@@ -497,3 +497,19 @@ func failpoints(t testing.TB) []string {
 	sort.Strings(out)
 	return out
 }
+
+// startRollback starts the real call of the rollback of args with the
+// plan id plan in dir, env added to its environment, without waiting for
+// it: its output, stdout and stderr together, goes to out.
+func startRollback(t testing.TB, dir string, args []string, plan string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "git-venom-rollback"), append(append([]string(nil), args...), "--plan", plan)...)
+	cmd.Dir = dir
+	cmd.Env = gittest.Env(env...)
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}

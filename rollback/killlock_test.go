@@ -1,17 +1,14 @@
 package rollback_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/venom-org/git-venom/checkpoint"
-	"github.com/venom-org/git-venom/internal/gittest"
 )
 
 // TestKilledWhileResettingIndexLeavesNoLock (a fuzzer's find, 2026-12-06):
@@ -53,14 +50,7 @@ func TestKilledWhileResettingIndexLeavesNoLock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(aux, "armed"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "git-venom-rollback"), append(append([]string(nil), args...), "--plan", plan.Plan)...)
-	cmd.Dir = r.Dir
-	cmd.Env = gittest.Env()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRollback(t, r.Dir, args, plan.Plan)
 	lock := filepath.Join(r.Dir, ".git", "index.lock")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		_, errM := os.Stat(refreshing)

@@ -84,14 +84,7 @@ func (s *slowTree) start(t *testing.T, env ...string) (*exec.Cmd, *bytes.Buffer)
 	if plan.Plan == "" {
 		t.Fatalf("plan: exit %d\n%s%s", p.exit, p.stdout, p.stderr)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "git-venom-rollback"), append(append([]string(nil), s.args...), "--plan", plan.Plan)...)
-	cmd.Dir = s.f.r.Dir
-	cmd.Env = gittest.Env(env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRollback(t, s.f.r.Dir, s.args, plan.Plan, env...)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		if _, err := os.Stat(s.started); err == nil {
 			break
@@ -102,7 +95,7 @@ func (s *slowTree) start(t *testing.T, env ...string) (*exec.Cmd, *bytes.Buffer)
 			t.Fatalf("the rollback never wrote a file:\n%s", out.String())
 		}
 	}
-	return cmd, &out
+	return cmd, out
 }
 
 // fileStamp is what a write to a path changes: its type, size, mtime and

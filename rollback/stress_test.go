@@ -145,14 +145,7 @@ func stressRound(t *testing.T, seed int64, c *stressCounts) {
 	}
 	defer stopTheGC()
 
-	cmd := exec.Command(filepath.Join(binDir, "git-venom-rollback"), append(append([]string(nil), st.args...), "--plan", plan.Plan)...)
-	cmd.Dir = r.Dir
-	cmd.Env = gittest.Env()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRollback(t, r.Dir, st.args, plan.Plan)
 	exited := make(chan error, 1)
 	done := make(chan struct{})
 	var exitErr error
