@@ -22,7 +22,10 @@ func sysProcAttr() *syscall.SysProcAttr {
 // termOnParentDeath makes SIGTERM cmd's parent-death signal (after bound):
 // git's handler for it removes the lock files it holds (tempfile.c) and
 // then dies of it, where SIGKILL leaves index.lock or a ref's lock behind
-// for every later git command to refuse (Options.GitDirOnly).
+// for every later git command to refuse (Options.GitDirOnly). git arms
+// that handler only once its first lock file exists: a signal that comes
+// while the file is being created (on return from the open that makes
+// it) still leaves it, which a kill of a short-lived child meets at times.
 func termOnParentDeath(cmd *exec.Cmd) { cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM }
 
 // The parent-death signal is tied to the OS thread that forked the

@@ -198,7 +198,8 @@ type Options struct {
 	// the system has a parent-death signal (Linux) it is SIGTERM for this
 	// child, not SIGKILL, so that git removes its lock file as it dies
 	// and a rollback killed while it runs leaves no stale index.lock or
-	// ref lock that would stop the way back (termOnParentDeath). A
+	// ref lock that would stop the way back (termOnParentDeath; but for
+	// a kill while git creates the lock). A
 	// command that writes the work tree never takes it: SIGTERM can be
 	// ignored where this process was started with it ignored.
 	GitDirOnly bool
