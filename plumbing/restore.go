@@ -508,8 +508,16 @@ func (r *Repo) IndexTree(ctx context.Context) (OID, error) {
 // that moved HEAD, the tree of the index that rollback found, IndexTree),
 // the skip-worktree and assume-unchanged bits put back on the paths that
 // had them (a sparse checkout stays sparse), then a quiet refresh so
-// unchanged files show clean. Each git that writes the index is
-// GitDirOnly: killed with its parent, it removes index.lock.
+// unchanged files show clean.
+//
+// The new index is made in a private file (GIT_INDEX_FILE) and put in
+// place as git puts its own: linked as index.lock, which fails where
+// another git holds that lock, then renamed over the index. So the lock
+// exists only between two system calls of this process, never while a
+// git child runs: a rollback killed with SIGKILL in the reset leaves no
+// stale index.lock, which git's own children, killed while they create
+// it, can (termOnParentDeath). The private file, left in the scratch
+// directory by such a kill, goes with its hourly sweep (CleanTmp).
 func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 	// A plain read-tree drops every entry's skip-worktree and
 	// assume-unchanged bits: a sparse checkout would then see each file
@@ -532,11 +540,17 @@ func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 			assume = append(assume, e.Path)
 		}
 	}
-	if _, err := r.Run(ctx, Options{GitDirOnly: true}, "read-tree", string(treeish)); err != nil {
+	idx, err := r.PrivateIndex("reset")
+	if err != nil {
+		return err
+	}
+	defer RemovePrivateIndex(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if _, err := r.Run(ctx, Options{Env: env}, "read-tree", string(treeish)); err != nil {
 		return fmt.Errorf("resetting the index to %s: %w", treeish, err)
 	}
 	if len(skip)+len(assume) > 0 {
-		now, err := r.Run(ctx, Options{}, "ls-files", "-z")
+		now, err := r.Run(ctx, Options{Env: env}, "ls-files", "-z")
 		if err != nil {
 			return fmt.Errorf("reading the reset index: %w", err)
 		}
@@ -557,13 +571,60 @@ func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 			if len(keep) == 0 {
 				continue
 			}
-			if _, err := r.Run(ctx, Options{Stdin: bytes.NewReader(NulList(keep)), GitDirOnly: true}, "update-index", "-z", set.flag, "--stdin"); err != nil {
+			if _, err := r.Run(ctx, Options{Env: env, Stdin: bytes.NewReader(NulList(keep))}, "update-index", "-z", set.flag, "--stdin"); err != nil {
 				return fmt.Errorf("keeping %s bits: %w", set.flag, err)
 			}
 		}
 	}
-	if _, err := r.Run(ctx, Options{GitDirOnly: true}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
+	if _, err := r.Run(ctx, Options{Env: env}, "update-index", "-q", "--refresh"); err != nil && !IsExit(err, 1) {
 		return fmt.Errorf("refreshing the index: %w", err)
+	}
+	lock := r.RealIndex() + ".lock"
+	if err := os.Link(idx, lock); err != nil {
+		if os.IsExist(err) {
+			return fmt.Errorf("another git process holds %s, and the index must be reset: %w", lock, err)
+		}
+		// No hard link here (another file system under the git
+		// directory, say): the lock is made and filled as git does.
+		if err := copyExclusive(idx, lock); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(lock, r.RealIndex()); err != nil {
+		os.Remove(lock)
+		return fmt.Errorf("putting the reset index in place: %w", err)
+	}
+	return nil
+}
+
+// copyExclusive makes dst, which must not exist (O_EXCL, as git takes a
+// lock), with src's bytes, permission bits and mtime; on an error dst
+// is removed, unless it was there already.
+func copyExclusive(src, dst string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		if os.IsExist(err) {
+			return fmt.Errorf("another git process holds %s: %w", dst, err)
+		}
+		return err
+	}
+	b, err := os.ReadFile(src)
+	if err == nil {
+		_, err = out.Write(b)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(dst, st.ModTime(), st.ModTime())
+	}
+	if err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("writing %s: %w", dst, err)
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ type Options struct {
 	Stdout  io.Writer // stream stdout here instead of returning it
 	Stderr  io.Writer // also copy stderr here (it is kept for errors either way)
 	// GitDirOnly marks a command that writes only in the git directory,
-	// behind git's lock files (the user's index, HEAD's branch): where
+	// behind git's lock files (HEAD's branch, venom's refs): where
 	// the system has a parent-death signal (Linux) it is SIGTERM for this
 	// child, not SIGKILL, so that git removes its lock file as it dies
 	// and a rollback killed while it runs leaves no stale index.lock or
