@@ -598,31 +598,20 @@ func (r *Repo) ResetIndex(ctx context.Context, treeish OID) error {
 }
 
 // copyExclusive makes dst, which must not exist (O_EXCL, as git takes a
-// lock), with src's bytes, permission bits and mtime; on an error dst
-// is removed, unless it was there already.
+// lock), a copy of src with its mtime (CopyKeepMtime) and permission
+// bits; on an error dst is removed, unless it was there already.
 func copyExclusive(src, dst string) error {
 	st, err := os.Stat(src)
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
-	if err != nil {
+	if err := CopyKeepMtime(src, dst); err != nil {
 		if os.IsExist(err) {
 			return fmt.Errorf("another git process holds %s: %w", dst, err)
 		}
-		return err
+		return fmt.Errorf("writing %s: %w", dst, err)
 	}
-	b, err := os.ReadFile(src)
-	if err == nil {
-		_, err = out.Write(b)
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chtimes(dst, st.ModTime(), st.ModTime())
-	}
-	if err != nil {
+	if err := os.Chmod(dst, st.Mode().Perm()); err != nil {
 		os.Remove(dst)
 		return fmt.Errorf("writing %s: %w", dst, err)
 	}
